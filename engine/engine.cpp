@@ -1,0 +1,59 @@
+#include "engine/engine.h"
+
+namespace gpuraid {
+
+std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err) {
+  if (cfg.reactors == 0 || cfg.reactors > 256) {
+    *err = "reactor count must be 1..256";
+    return nullptr;
+  }
+  auto e = std::make_unique<Engine>();
+  try {
+    for (uint32_t i = 0; i < cfg.reactors; i++) {
+      auto parity = cfg.parity_factory ? cfg.parity_factory() : make_cpu_backend();
+      if (!parity) {
+        *err = "the parity backend could not be created";
+        return nullptr;
+      }
+      e->reactors_.push_back(std::make_unique<Reactor>(i, cfg.arena_bytes, std::move(parity),
+                                                       cfg.ring_entries, cfg.max_drives));
+    }
+    // Every ring registers every arena, so a buffer from any reactor's pool
+    // is a fixed buffer wherever its I/O is issued.
+    std::vector<iovec> arenas;
+    for (auto& r : e->reactors_) arenas.push_back({r->pool().base(), r->pool().size()});
+    for (auto& r : e->reactors_) r->register_arenas(arenas);
+  } catch (const std::exception& ex) {
+    *err = ex.what();
+    return nullptr;
+  }
+  e->slots_.assign(cfg.max_drives, nullptr);
+  return e;
+}
+
+int Engine::attach(Drive* d, std::string* err) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (size_t s = 0; s < slots_.size(); s++) {
+    if (slots_[s]) continue;
+    if (d->fd() >= 0)
+      for (auto& r : reactors_)
+        if (!r->set_file(uint32_t(s), d->fd())) {
+          *err = "cannot register " + d->path() + " with io_uring";
+          return -1;
+        }
+    slots_[s] = d;
+    return int(s);
+  }
+  *err = "no free drive slot";
+  return -1;
+}
+
+void Engine::detach(int slot) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (slot < 0 || size_t(slot) >= slots_.size()) return;
+  int none = -1;
+  for (auto& r : reactors_) r->set_file(uint32_t(slot), none);
+  slots_[size_t(slot)] = nullptr;
+}
+
+}  // namespace gpuraid

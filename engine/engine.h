@@ -1,0 +1,41 @@
+// The engine: its reactors and the fixed-file slots of every member drive.
+// Threads are the caller's: each reactor is polled by exactly one thread.
+#pragma once
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/io/drive.h"
+#include "engine/parity/parity_backend.h"
+#include "engine/reactor.h"
+
+namespace gpuraid {
+
+struct EngineConfig {
+  uint32_t reactors = 1;
+  size_t arena_bytes = 64u << 20;   // I/O buffer arena per reactor
+  uint32_t ring_entries = 512;
+  uint32_t max_drives = 256;        // fixed-file slots per ring
+  // Makes each reactor's parity backend; default: ISA-L on the CPU.
+  std::function<std::unique_ptr<ParityBackend>()> parity_factory;
+};
+
+class Engine {
+ public:
+  static std::unique_ptr<Engine> create(const EngineConfig& cfg, std::string* err);
+  uint32_t reactor_count() const { return uint32_t(reactors_.size()); }
+  Reactor& reactor(uint32_t i) { return *reactors_[i]; }
+  // Gives the drive a fixed-file slot in every ring; -1 when full. Call
+  // before any I/O on it.
+  int attach(Drive* d, std::string* err);
+  void detach(int slot);
+
+ private:
+  std::vector<std::unique_ptr<Reactor>> reactors_;
+  std::vector<Drive*> slots_;
+  std::mutex mu_;  // control path only
+};
+
+}  // namespace gpuraid

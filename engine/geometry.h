@@ -1,0 +1,60 @@
+// RAID geometry: level, member count, strip size and where every strip lives.
+// Pure functions of the geometry; no I/O. RAID 5/6 follow md's default
+// left-symmetric layout so strips sit exactly where md puts them.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace gpuraid {
+
+enum class Level : uint8_t { R0, R1, R10, R5, R6, EC };
+
+const char* level_name(Level l);
+// Parses "0", "1", "10", "5", "6", "ec"; returns false on anything else.
+bool parse_level(const std::string& s, Level* out);
+
+constexpr uint32_t kBlockSize = 4096;        // logical block of every VD
+constexpr uint32_t kMinStrip = 4096;
+constexpr uint32_t kMaxStrip = 1u << 20;
+constexpr uint32_t kMaxMembers = 64;         // failure masks are uint64_t
+constexpr uint32_t kMaxParity = 4;           // ec m
+
+struct Geometry {
+  Level level = Level::R5;
+  uint32_t members = 0;        // n
+  uint32_t parity = 0;         // m for ec (R5: 1, R6: 2, others 0; filled by make())
+  uint32_t strip_bytes = 0;
+  uint64_t member_data_bytes = 0;  // usable bytes per member, multiple of strip
+
+  // Builds and validates a geometry. member_bytes is the smallest member's
+  // usable size; it is rounded down to a whole number of strips. On error
+  // returns false and says why in *err.
+  static bool make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
+                   uint64_t member_bytes, Geometry* out, std::string* err);
+
+  // Data strips per stripe (row): R0 n, R1 1, R10 n/2, R5 n-1, R6 n-2, EC n-m.
+  uint32_t data_strips() const;
+  // Copies of each data strip for mirror levels (R1: n, R10: 2); 1 otherwise.
+  uint32_t copies() const;
+  bool is_mirror() const { return level == Level::R1 || level == Level::R10; }
+  bool has_parity() const { return parity > 0; }
+  uint64_t stripes() const { return member_data_bytes / strip_bytes; }
+  uint64_t stripe_data_bytes() const { return uint64_t(data_strips()) * strip_bytes; }
+  uint64_t capacity_bytes() const { return stripes() * stripe_data_bytes(); }
+
+  // Member holding data strip `di` (0..data_strips()-1) of `stripe`;
+  // for mirrors, copy `copy` of it.
+  uint32_t data_member(uint64_t stripe, uint32_t di, uint32_t copy = 0) const;
+  // Member holding parity row `j` (0 = P, 1 = Q, ...) of `stripe`.
+  uint32_t parity_member(uint64_t stripe, uint32_t j) const;
+  // Byte offset of a stripe's strip within every member's data area.
+  uint64_t member_offset(uint64_t stripe) const { return stripe * strip_bytes; }
+
+  // Whether the group can still serve every block with these members failed.
+  bool survives(uint64_t failed_mask) const;
+  // Failures any pattern of which is survivable (R10: 1, R1: n-1, ...).
+  uint32_t guaranteed_redundancy() const;
+  std::string describe() const;
+};
+
+}  // namespace gpuraid

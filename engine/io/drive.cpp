@@ -1,0 +1,128 @@
+#include "engine/io/drive.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace gpuraid {
+
+const char* drive_type_name(DriveType t) {
+  switch (t) {
+    case DriveType::File: return "file";
+    case DriveType::Block: return "block";
+    case DriveType::Mem: return "mem";
+    case DriveType::Null: return "null";
+  }
+  return "?";
+}
+
+bool parse_drive_type(const std::string& s, DriveType* out) {
+  if (s == "file") *out = DriveType::File;
+  else if (s == "block") *out = DriveType::Block;
+  else if (s == "mem") *out = DriveType::Mem;
+  else if (s == "null") *out = DriveType::Null;
+  else return false;
+  return true;
+}
+
+Drive::~Drive() {
+  if (fd_ >= 0) close(fd_);
+  if (unlink_on_close_) unlink(path_.c_str());
+}
+
+static std::string errno_msg(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + strerror(errno);
+}
+
+// The kernel's per-request limit for a block device, from sysfs.
+static uint32_t block_max_io(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return 1u << 20;
+  std::ifstream f("/sys/dev/block/" + std::to_string(major(st.st_rdev)) + ":" +
+                  std::to_string(minor(st.st_rdev)) + "/queue/max_sectors_kb");
+  uint64_t kb = 0;
+  if (!(f >> kb) || kb < 4) return 1u << 20;
+  return uint32_t(std::min<uint64_t>(kb * 1024, 8u << 20));
+}
+
+std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
+  std::unique_ptr<Drive> d(new Drive());
+  d->type_ = spec.type;
+  d->path_ = spec.path;
+  if (spec.type == DriveType::Null) {
+    if (spec.size_bytes == 0) {
+      *err = "a null drive needs a size";
+      return nullptr;
+    }
+    d->size_ = spec.size_bytes;
+    if (d->path_.empty()) d->path_ = "null";
+    return d;
+  }
+  bool create = spec.create;
+  if (spec.type == DriveType::Mem) {
+    if (spec.size_bytes == 0) {
+      *err = "a mem drive needs a size";
+      return nullptr;
+    }
+    if (d->path_.empty()) {
+      static std::atomic<int> seq{0};
+      d->path_ = "/dev/shm/gpuraid-mem-" + std::to_string(getpid()) + "-" + std::to_string(seq++);
+      d->unlink_on_close_ = true;
+    }
+    create = true;
+  }
+  int flags = O_RDWR | O_DIRECT | O_CLOEXEC;
+  if (spec.type == DriveType::Block) flags |= O_EXCL;  // exclusive claim, as md does
+  if (create) flags |= O_CREAT;
+  d->fd_ = ::open(d->path_.c_str(), flags, 0600);
+  if (d->fd_ < 0) {
+    *err = errno_msg("cannot open", d->path_);
+    return nullptr;
+  }
+  struct stat st;
+  if (fstat(d->fd_, &st) != 0) {
+    *err = errno_msg("cannot stat", d->path_);
+    return nullptr;
+  }
+  if (S_ISBLK(st.st_mode)) {
+    if (spec.type != DriveType::Block) {
+      *err = d->path_ + " is a block device: add it as drive type block";
+      return nullptr;
+    }
+    uint64_t bytes = 0;
+    if (ioctl(d->fd_, BLKGETSIZE64, &bytes) != 0) {
+      *err = errno_msg("cannot read the size of", d->path_);
+      return nullptr;
+    }
+    d->size_ = bytes;
+    d->max_io_ = block_max_io(d->fd_);
+    return d;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *err = d->path_ + " is neither a regular file nor a block device";
+    return nullptr;
+  }
+  if (spec.type == DriveType::Block) {
+    *err = d->path_ + " is a regular file, not a block device";
+    return nullptr;
+  }
+  if (create && spec.size_bytes > uint64_t(st.st_size)) {
+    if (ftruncate(d->fd_, off_t(spec.size_bytes)) != 0) {
+      *err = errno_msg("cannot size", d->path_);
+      return nullptr;
+    }
+    st.st_size = off_t(spec.size_bytes);
+  }
+  d->size_ = uint64_t(st.st_size);
+  return d;
+}
+
+}  // namespace gpuraid

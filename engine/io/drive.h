@@ -1,0 +1,50 @@
+// A member drive: a regular file, a block device, a RAM-backed file (`mem`,
+// in /dev/shm, through the same io_uring path) or `null` (no I/O at all, to
+// measure engine overhead). Opened O_DIRECT; shared by every reactor.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/io/fault_injector.h"
+
+namespace gpuraid {
+
+enum class DriveType : uint8_t { File, Block, Mem, Null };
+const char* drive_type_name(DriveType t);
+bool parse_drive_type(const std::string& s, DriveType* out);
+
+struct DriveSpec {
+  DriveType type = DriveType::File;
+  std::string path;          // file/block path; mem: optional (/dev/shm/... made up if empty)
+  uint64_t size_bytes = 0;   // file/mem: size to create (0 = use the existing file's size)
+  bool create = false;       // file: create (or extend) the file to size_bytes
+};
+
+class Drive {
+ public:
+  ~Drive();
+  // Opens (or creates) a drive. nullptr with a reason on error.
+  static std::unique_ptr<Drive> open(const DriveSpec& spec, std::string* err);
+
+  DriveType type() const { return type_; }
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+  uint64_t size_bytes() const { return size_; }
+  // Largest single I/O the engine issues to it (block: queue/max_sectors_kb).
+  uint32_t max_io_bytes() const { return max_io_; }
+  // Fault injection: always present, inactive unless a test arms it.
+  FaultInjector& faults() { return faults_; }
+
+ private:
+  Drive() = default;
+  DriveType type_ = DriveType::File;
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  uint32_t max_io_ = 1u << 20;
+  bool unlink_on_close_ = false;
+  FaultInjector faults_;
+};
+
+}  // namespace gpuraid

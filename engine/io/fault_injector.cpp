@@ -1,0 +1,35 @@
+#include "engine/io/fault_injector.h"
+
+#include <cerrno>
+
+namespace gpuraid {
+
+uint32_t FaultInjector::modes_now() {
+  uint32_t c = countdown_.load(std::memory_order_relaxed);
+  while (c > 0) {
+    if (countdown_.compare_exchange_weak(c, c - 1)) {
+      if (c == 1) modes_.fetch_or(pending_modes_.load());
+      break;
+    }
+  }
+  return modes_.load(std::memory_order_relaxed);
+}
+
+FaultInjector::Action FaultInjector::on_issue(bool is_write) {
+  uint32_t m = modes_now();
+  if (m & kVanished) return Action::FailNoDev;
+  if ((m & kFailReads) && !is_write) return Action::FailEio;
+  if ((m & kFailWrites) && is_write) return Action::FailEio;
+  if (m & kShortTransfer) return Action::Shorten;
+  return Action::Issue;
+}
+
+int FaultInjector::on_complete(bool is_write, int res) {
+  uint32_t m = modes_.load(std::memory_order_relaxed);
+  if (m & kVanished) return -ENODEV;
+  if ((m & kFailReads) && !is_write) return -EIO;
+  if ((m & kFailWrites) && is_write) return -EIO;
+  return res;
+}
+
+}  // namespace gpuraid

@@ -1,0 +1,53 @@
+// Injects the member faults a real drive cannot be made to produce on
+// demand: EIO on read or write, short transfers, added latency, vanishing.
+// Armed by tests and the bench; consulted by the reactor when it issues a
+// member I/O and again when it completes (so a fault armed while an I/O is
+// in flight hits it too). All fields are atomics: any thread may arm.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+namespace gpuraid {
+
+class FaultInjector {
+ public:
+  enum Mode : uint32_t {
+    kNone = 0,
+    kFailReads = 1u << 0,      // reads complete with -EIO, no I/O done
+    kFailWrites = 1u << 1,     // writes complete with -EIO, no I/O done
+    kShortTransfer = 1u << 2,  // the I/O moves 4 KiB less than asked
+    kVanished = 1u << 3,       // every I/O fails with -ENODEV
+  };
+  enum class Action { Issue, FailEio, FailNoDev, Shorten };
+
+  void arm(uint32_t modes) { modes_.fetch_or(modes); }
+  void set_latency_us(uint32_t us) { latency_us_.store(us); }
+  // Arms `modes` after `n` more member I/Os have been issued (mid-request failure).
+  void arm_after(uint32_t n, uint32_t modes) {
+    pending_modes_.store(modes);
+    countdown_.store(n + 1);
+  }
+  void clear() {
+    modes_.store(0);
+    pending_modes_.store(0);
+    countdown_.store(0);
+    latency_us_.store(0);
+  }
+  bool active() const { return modes_.load(std::memory_order_relaxed) || countdown_.load(std::memory_order_relaxed) || latency_us_.load(std::memory_order_relaxed); }
+  uint32_t latency_us() const { return latency_us_.load(std::memory_order_relaxed); }
+
+  // At issue time: what to do with this I/O.
+  Action on_issue(bool is_write);
+  // At completion: the result to report instead of `res` (which it returns
+  // unchanged unless a fault is armed now).
+  int on_complete(bool is_write, int res);
+
+ private:
+  uint32_t modes_now();
+  std::atomic<uint32_t> modes_{0};
+  std::atomic<uint32_t> pending_modes_{0};
+  std::atomic<uint32_t> countdown_{0};
+  std::atomic<uint32_t> latency_us_{0};
+};
+
+}  // namespace gpuraid

@@ -1,0 +1,136 @@
+// One operation of a volume: a part of a request, executed on the reactor
+// the request came in on. Ops are pooled per reactor and keep the capacity
+// of their vectors across reuse, so the steady state allocates nothing.
+#pragma once
+#include <vector>
+
+#include "engine/parity/parity_backend.h"
+#include "engine/planner.h"
+#include "engine/reactor.h"
+#include "engine/stripe_lock.h"
+#include "engine/volume.h"
+
+namespace gpuraid {
+
+enum class OpKind : uint8_t {
+  Read,          // direct reads, lockless, may span stripes
+  DegradedRead,  // one stripe, reconstructs strips on failed members
+  ParityWrite,   // one stripe of RAID 5/6/ec
+  MirrorWrite,   // one stripe of RAID 1/10
+  DirectWrite,   // RAID 0, may span stripes
+  Flush,
+};
+
+struct PoolBuf {
+  uint8_t* p;
+  uint32_t len;
+};
+
+struct Op {
+  Task task;            // resumption (deferred, posted, waiting for buffers)
+  StripeLockNode lock;  // stripe ordering
+  Volume* vol = nullptr;
+  Reactor* home = nullptr;
+  IoRequest* req = nullptr;
+  OpKind kind = OpKind::Read;
+  bool fua = false;
+  bool holds_lock = false;
+  uint64_t off = 0, len = 0;  // logical bytes of this part
+  uint8_t* buf = nullptr;
+  uint64_t stripe = 0;
+  StripRange ranges[kMaxMembers];  // bytes of each data strip touched (one-stripe ops)
+
+  // Merged writes: the holder lists its riders in arrival order.
+  Op* rider_head = nullptr;
+  Op* rider_tail = nullptr;
+  Op* rider_next = nullptr;
+  int rider_result = 0;
+
+  // Execution state of the current phase.
+  void (*phase_done)(Op*) = nullptr;
+  void (*resume_fn)(Op*) = nullptr;   // what task runs
+  void (*lock_resume)(Op*) = nullptr; // what runs when the stripe lock is granted
+  uint32_t pending = 0;
+  uint64_t errored = 0;  // members whose I/O failed in this phase
+  uint64_t used = 0;     // members read from
+  int result = 0;
+  std::vector<PoolBuf> bufs;
+  WritePlan wplan;
+  DegradedReadPlan rplan;
+  uint8_t* rd[kMaxMembers];   // per role: where the read of [c0, c1) lands
+  uint8_t* nd[kMaxMembers];   // per data role: new content over [c0, c1)
+  bool nd_pool[kMaxMembers];  // nd[i] is an engine buffer (not the caller's)
+  ParityJob job;
+  Op* next_free = nullptr;
+};
+
+class OpPool {
+ public:
+  ~OpPool();
+  Op* get();
+  void put(Op* op);
+
+ private:
+  Op* free_ = nullptr;
+};
+
+// Entry points (ops/*.cpp).
+void start_read(Op* op);
+void start_degraded_read(Op* op);
+void start_parity_write(Op* op);
+void start_mirror_write(Op* op);
+void start_direct_write(Op* op);
+void start_flush(Op* op);
+
+// Shared helpers (ops/op_common.cpp).
+Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind);
+// Completes the op's part of its request (and its riders'), frees it.
+void finish_op(Op* op, int result);
+// A member I/O of the op's phase, filled but not yet issued (for runs
+// that grow by iovecs), and its issue.
+MemberIo* prepare_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64_t member_off,
+                            bool dsync);
+void issue_prepared(Op* op, MemberIo* io);
+// Issues a member I/O counted in op->pending; when all of the phase are
+// done, op->phase_done(op) runs.
+void issue_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64_t member_off,
+                     uint8_t* buf, uint32_t len, bool dsync);
+// Arms the phase: call before issuing, then end_issue() after the last one.
+void begin_phase(Op* op, void (*done)(Op*));
+void end_issue(Op* op);
+// Engine buffers for the op; false when the pool is short (op waits and
+// its task reruns `retry` later; everything taken so far is returned).
+uint8_t* op_buffer(Op* op, uint32_t len);
+void release_buffers(Op* op);
+void wait_buffers(Op* op, void (*retry)(Op*));
+// Fails the members that errored in the phase; true when the group survives.
+bool absorb_errors(Op* op);
+// Stripe lock: true when held now; otherwise `resume` runs once granted.
+bool lock_stripe(Op* op, void (*resume)(Op*));
+void unlock_stripe(Op* op);
+// Runs fn(op) on op's home reactor in its next turn (from any thread).
+void resume_on_home(Op* op, void (*fn)(Op*));
+// Per data strip of `stripe`, the bytes of [off, off+len) it holds.
+void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out);
+uint64_t member_off(const Volume* v, uint64_t stripe, uint32_t col);
+// The caller's bytes for column `col` of data strip `i` of the op's stripe.
+uint8_t* user_ptr(const Op* op, uint64_t stripe, uint32_t i, uint32_t col);
+
+// Builds member I/O for strips that are contiguous on a member: adjacent
+// pieces become one request (iovecs) up to the drive's max transfer,
+// instead of one request per strip.
+class RunBuilder {
+ public:
+  RunBuilder(Op* op, MemberIo::Kind kind, bool dsync) : op_(op), kind_(kind), dsync_(dsync) {}
+  void add(uint32_t member, uint64_t moff, uint8_t* p, uint32_t len);
+  void flush();
+
+ private:
+  void close(uint32_t member);
+  Op* op_;
+  MemberIo::Kind kind_;
+  bool dsync_;
+  MemberIo* open_[kMaxMembers] = {};
+};
+
+}  // namespace gpuraid

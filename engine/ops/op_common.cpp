@@ -1,0 +1,242 @@
+// What every operation shares: pooling, member I/O phases, buffers, the
+// stripe lock, resumption on the home reactor, and completion.
+#include <cassert>
+
+#include "engine/ops/op.h"
+
+namespace gpuraid {
+
+OpPool::~OpPool() {
+  while (free_) {
+    Op* n = free_->next_free;
+    delete free_;
+    free_ = n;
+  }
+}
+
+Op* OpPool::get() {
+  Op* op = free_;
+  if (op) {
+    free_ = op->next_free;
+  } else {
+    op = new Op();  // grows to the peak number in flight, then recycles
+    op->bufs.reserve(2 * kMaxMembers);
+  }
+  op->next_free = nullptr;
+  return op;
+}
+
+void OpPool::put(Op* op) {
+  op->next_free = free_;
+  free_ = op;
+}
+
+Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind) {
+  Op* op = v->op_pool(r.id()).get();
+  op->vol = v;
+  op->home = &r;
+  op->req = req;
+  op->kind = kind;
+  op->fua = req->fua;
+  op->holds_lock = false;
+  op->rider_head = op->rider_tail = op->rider_next = nullptr;
+  op->rider_result = 0;
+  op->pending = 0;
+  op->errored = op->used = 0;
+  op->result = 0;
+  op->bufs.clear();
+  op->lock.owner = op;
+  op->task.arg = op;
+  for (auto& rg : op->ranges) rg = StripRange{};
+  req->parts_left++;
+  return op;
+}
+
+static void run_resume(Task* t) {
+  Op* op = static_cast<Op*>(t->arg);
+  auto fn = op->resume_fn;
+  op->resume_fn = nullptr;
+  fn(op);
+}
+
+void resume_on_home(Op* op, void (*fn)(Op*)) {
+  op->resume_fn = fn;
+  op->task.run = run_resume;
+  op->task.arg = op;
+  if (Reactor::current() == op->home) op->home->defer(&op->task);
+  else op->home->post(&op->task);
+}
+
+static void rider_finish(Op* r) {
+  Volume::finish_part(r->req, r->rider_result);
+  r->vol->op_pool(r->home->id()).put(r);
+}
+
+void finish_op(Op* op, int result) {
+  assert(!op->holds_lock && op->bufs.empty());
+  for (Op* r = op->rider_head; r;) {
+    Op* n = r->rider_next;
+    r->rider_result = result;
+    resume_on_home(r, rider_finish);
+    r = n;
+  }
+  IoRequest* req = op->req;
+  op->vol->op_pool(op->home->id()).put(op);
+  Volume::finish_part(req, result);
+}
+
+static void member_io_done(MemberIo* io) {
+  Op* op = static_cast<Op*>(io->ctx);
+  if (io->res < 0) op->errored |= 1ull << io->tag;
+  op->home->free_io(io);
+  if (--op->pending == 0) op->phase_done(op);
+}
+
+void begin_phase(Op* op, void (*done)(Op*)) {
+  op->phase_done = done;
+  op->errored = 0;
+  op->pending = 1;  // held until end_issue(): completions cannot end the phase early
+}
+
+void end_issue(Op* op) {
+  if (--op->pending == 0) op->phase_done(op);
+}
+
+uint64_t member_off(const Volume* v, uint64_t stripe, uint32_t col) {
+  return v->data_offset() + v->geometry().member_offset(stripe) + col;
+}
+
+MemberIo* prepare_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64_t moff,
+                            bool dsync) {
+  MemberIo* io = op->home->alloc_io();
+  io->kind = kind;
+  io->drive = op->vol->member(member);
+  io->slot = op->vol->member_slot(member);
+  io->offset = moff;
+  io->len = 0;
+  io->dsync = dsync;
+  io->tag = member;
+  io->ctx = op;
+  io->done = member_io_done;
+  return io;
+}
+
+void issue_prepared(Op* op, MemberIo* io) {
+  if (io->kind == MemberIo::Read) op->used |= 1ull << io->tag;
+  op->pending++;
+  op->home->submit(io);
+}
+
+void issue_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64_t moff, uint8_t* buf,
+                     uint32_t len, bool dsync) {
+  MemberIo* io = prepare_member_io(op, member, kind, moff, dsync);
+  io->buf = buf;
+  io->len = len;
+  issue_prepared(op, io);
+}
+
+uint8_t* user_ptr(const Op* op, uint64_t stripe, uint32_t i, uint32_t col) {
+  const Geometry& g = op->vol->geometry();
+  uint64_t logical = stripe * g.stripe_data_bytes() + uint64_t(i) * g.strip_bytes + col;
+  return op->buf + (logical - op->off);
+}
+
+void RunBuilder::add(uint32_t member, uint64_t moff, uint8_t* p, uint32_t len) {
+  MemberIo* io = open_[member];
+  if (io && (io->offset + io->len != moff || io->len + len > io->drive->max_io_bytes() ||
+             io->iov.size() >= 256)) {
+    close(member);
+    io = nullptr;
+  }
+  if (!io) {
+    io = open_[member] = prepare_member_io(op_, member, kind_, moff, dsync_);
+  } else if (io->iov.empty()) {
+    io->iov.push_back({io->buf, io->len});  // second piece: switch to iovecs
+    io->buf = nullptr;
+  }
+  if (io->len == 0) io->buf = p;
+  else io->iov.push_back({p, len});
+  io->len += len;
+}
+
+void RunBuilder::close(uint32_t member) {
+  MemberIo* io = open_[member];
+  open_[member] = nullptr;
+  if (!io) return;
+  // Pieces that turned out adjacent in memory too go back to one buffer.
+  if (!io->iov.empty()) {
+    bool contiguous = true;
+    for (size_t i = 1; i < io->iov.size() && contiguous; i++)
+      contiguous = static_cast<uint8_t*>(io->iov[i - 1].iov_base) + io->iov[i - 1].iov_len ==
+                   io->iov[i].iov_base;
+    if (contiguous) {
+      io->buf = static_cast<uint8_t*>(io->iov[0].iov_base);
+      io->iov.clear();
+    }
+  }
+  issue_prepared(op_, io);
+}
+
+void RunBuilder::flush() {
+  for (uint32_t m = 0; m < kMaxMembers; m++)
+    if (open_[m]) close(m);
+}
+
+uint8_t* op_buffer(Op* op, uint32_t len) {
+  uint8_t* p = op->home->pool().get(len);
+  if (p) op->bufs.push_back({p, len});
+  return p;
+}
+
+void release_buffers(Op* op) {
+  if (op->bufs.empty()) return;
+  for (auto& b : op->bufs) op->home->pool().put(b.p, b.len);
+  op->bufs.clear();
+  op->home->buffers_freed();
+}
+
+void wait_buffers(Op* op, void (*retry)(Op*)) {
+  release_buffers(op);
+  op->resume_fn = retry;
+  op->task.run = run_resume;
+  op->task.arg = op;
+  op->home->wait_for_buffers(&op->task);
+}
+
+bool absorb_errors(Op* op) {
+  for (uint64_t e = op->errored; e; e &= e - 1) op->vol->fail_member(uint32_t(__builtin_ctzll(e)), -EIO);
+  op->errored = 0;
+  return !op->vol->failed();
+}
+
+bool lock_stripe(Op* op, void (*resume)(Op*)) {
+  op->lock_resume = resume;
+  if (op->vol->locks().acquire(&op->lock, op->stripe)) {
+    op->holds_lock = true;
+    return true;
+  }
+  return false;
+}
+
+void unlock_stripe(Op* op) {
+  if (!op->holds_lock) return;
+  op->holds_lock = false;
+  StripeLockNode* next = op->vol->locks().release(&op->lock);
+  if (next) {
+    Op* w = static_cast<Op*>(next->owner);
+    w->holds_lock = true;
+    resume_on_home(w, w->lock_resume);
+  }
+}
+
+void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out) {
+  const uint32_t k = g.data_strips();
+  const uint64_t base = stripe * g.stripe_data_bytes();
+  for (uint32_t i = 0; i < k; i++) {
+    uint64_t lo = base + uint64_t(i) * g.strip_bytes, hi = lo + g.strip_bytes;
+    uint64_t a = std::max(lo, off), b = std::min(hi, off + len);
+    out[i] = a < b ? StripRange{uint32_t(a - lo), uint32_t(b - lo)} : StripRange{};
+  }
+}
+
+}  // namespace gpuraid

@@ -1,0 +1,249 @@
+// Writes to one stripe of a parity level (RAID 5, 6, ec). With the stripe
+// locked: take queued writes to the same stripe along (merge), plan
+// full-stripe / read-modify-write / reconstruct-write / degraded, read what
+// the plan needs, compute parity, write data and parity.
+// Invariant: errors in the read phase fail those members and plan again
+// (nothing written yet); errors in the write phase fail those members and
+// leave every surviving member holding the new stripe, which is consistent.
+#include <cstring>
+
+#include "engine/ops/op.h"
+
+namespace gpuraid {
+
+static void plan_write(Op* op);
+
+// Queued writes to this stripe ride along with the holder when the union
+// of what they write stays one range per strip.
+static void take_riders(Op* op) {
+  const uint32_t k = op->vol->geometry().data_strips();
+  op->vol->locks().absorb(
+      &op->lock,
+      [&](StripeLockNode* n) {
+        Op* w = static_cast<Op*>(n->owner);
+        if (w->kind != OpKind::ParityWrite) return false;
+        StripRange trial[kMaxMembers];
+        for (uint32_t i = 0; i < k; i++) {
+          trial[i] = op->ranges[i];
+          if (!w->ranges[i].empty() && !trial[i].merge(w->ranges[i].a, w->ranges[i].b)) return false;
+        }
+        for (uint32_t i = 0; i < k; i++) op->ranges[i] = trial[i];
+        return true;
+      },
+      [&](StripeLockNode* n) {
+        Op* w = static_cast<Op*>(n->owner);
+        w->rider_next = nullptr;
+        if (op->rider_tail) op->rider_tail->rider_next = w;
+        else op->rider_head = w;
+        op->rider_tail = w;
+        op->fua |= w->fua;
+        op->vol->mutable_stats().merged_writes++;
+      });
+}
+
+static void locked(Op* op) {
+  take_riders(op);
+  plan_write(op);
+}
+
+void start_parity_write(Op* op) {
+  if (lock_stripe(op, locked)) locked(op);
+}
+
+// The one writer of strip i whose bytes cover [c0, c1), or nullptr.
+static Op* sole_cover(Op* op, uint32_t i, uint32_t c0, uint32_t c1) {
+  const Geometry& g = op->vol->geometry();
+  Op* found = nullptr;
+  StripRange r[kMaxMembers];
+  for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next)) {
+    strip_ranges(g, op->stripe, c->off, c->len, r);
+    if (r[i].empty()) continue;
+    if (found || !r[i].covers(c0, c1)) return nullptr;
+    found = c;
+  }
+  return found;
+}
+
+// Lays every writer's bytes, in arrival order, over the engine buffers.
+static void overlay(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips(), c0 = op->wplan.c0;
+  StripRange r[kMaxMembers];
+  for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next)) {
+    strip_ranges(g, op->stripe, c->off, c->len, r);
+    for (uint32_t i = 0; i < k; i++)
+      if (!r[i].empty() && op->nd_pool[i])
+        memcpy(op->nd[i] + (r[i].a - c0), user_ptr(c, op->stripe, i, r[i].a), r[i].b - r[i].a);
+  }
+}
+
+static void fail_op(Op* op, int err) {
+  release_buffers(op);
+  unlock_stripe(op);
+  finish_op(op, err);
+}
+
+static void write_done(Op* op) {
+  const bool ok = absorb_errors(op);
+  fail_op(op, ok ? 0 : -EIO);
+}
+
+static void compute_done(ParityJob* job) {
+  Op* op = static_cast<Op*>(job->ctx);
+  if (job->status < 0) return fail_op(op, -EIO);
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const uint32_t k = g.data_strips();
+  const WritePlan& p = op->wplan;
+  begin_phase(op, write_done);
+  for (uint32_t role = 0; role < k + g.parity; role++) {
+    if (!(p.write_roles >> role & 1)) continue;
+    const uint32_t m = role_member(g, op->stripe, role);
+    if (role < k)
+      issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, op->ranges[role].a),
+                      op->nd[role] + (op->ranges[role].a - p.c0),
+                      op->ranges[role].b - op->ranges[role].a, op->fua);
+    else
+      issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, p.c0), op->rd[role],
+                      p.c1 - p.c0, op->fua);
+  }
+  end_issue(op);
+}
+
+static void submit_job(Op* op, ParityOp kind) {
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips(), m = g.parity;
+  const WritePlan& p = op->wplan;
+  ParityJob& j = op->job;
+  j.op = kind;
+  j.codec = &op->vol->codec();
+  j.len = p.c1 - p.c0;
+  j.ndst = m;
+  for (uint32_t r = 0; r < m; r++) j.dst[r] = op->rd[k + r];
+  if (kind == ParityOp::Encode) {
+    j.nsrc = k;
+    for (uint32_t i = 0; i < k; i++) j.src[i] = op->nd[i];
+  } else {  // Update: old data in rd[i], new in nd[i], for the written strips
+    j.nsrc = 0;
+    for (uint32_t i = 0; i < k; i++) {
+      if (op->ranges[i].empty()) continue;
+      j.src[j.nsrc] = op->rd[i];
+      j.src2[j.nsrc] = op->nd[i];
+      j.src_idx[j.nsrc++] = uint8_t(i);
+    }
+  }
+  j.done = compute_done;
+  j.ctx = op;
+  ParityJob* jp = &j;
+  op->home->parity().submit(&jp, 1);
+}
+
+static void recovered(ParityJob* job) {
+  Op* op = static_cast<Op*>(job->ctx);
+  if (job->status < 0) return fail_op(op, -EIO);
+  overlay(op);
+  submit_job(op, ParityOp::Encode);
+}
+
+static void reads_done(Op* op) {
+  if (op->errored) {
+    const bool ok = absorb_errors(op);
+    release_buffers(op);
+    if (!ok) return fail_op(op, -EIO);
+    return plan_write(op);  // nothing written yet: plan again around the failure
+  }
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips();
+  const WritePlan& p = op->wplan;
+  switch (p.mode) {
+    case WriteMode::ReadModifyWrite:
+      for (uint32_t i = 0; i < k; i++)
+        if (!op->ranges[i].empty() && op->nd_pool[i]) memcpy(op->nd[i], op->rd[i], p.c1 - p.c0);
+      overlay(op);
+      return submit_job(op, ParityOp::Update);
+    case WriteMode::DegradedWrite: {
+      ParityJob& j = op->job;
+      j.op = ParityOp::Recover;
+      j.codec = &op->vol->codec();
+      j.len = p.c1 - p.c0;
+      j.nsrc = j.ndst = 0;
+      for (uint64_t s = p.read_roles; s; s &= s - 1) {
+        uint32_t role = uint32_t(__builtin_ctzll(s));
+        j.src[j.nsrc] = op->rd[role];
+        j.src_idx[j.nsrc++] = uint8_t(role);
+      }
+      for (uint64_t r = p.recover_roles; r; r &= r - 1) {
+        uint32_t role = uint32_t(__builtin_ctzll(r));
+        j.dst[j.ndst] = op->nd[role];
+        j.dst_idx[j.ndst++] = uint8_t(role);
+      }
+      j.done = recovered;
+      j.ctx = op;
+      ParityJob* jp = &j;
+      op->home->parity().submit(&jp, 1);
+      return;
+    }
+    default:
+      overlay(op);
+      return submit_job(op, ParityOp::Encode);
+  }
+}
+
+// Picks buffers for the plan: the caller's bytes where one writer covers a
+// strip's columns (no copy), engine buffers elsewhere.
+static bool take_buffers(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips(), m = g.parity;
+  const WritePlan& p = op->wplan;
+  const uint32_t L = p.c1 - p.c0;
+  const bool rmw = p.mode == WriteMode::ReadModifyWrite;
+  for (uint32_t i = 0; i < k; i++) {
+    op->nd[i] = op->rd[i] = nullptr;
+    op->nd_pool[i] = false;
+    if (rmw && op->ranges[i].empty()) continue;  // untouched strips play no part in an update
+    if (Op* c = sole_cover(op, i, p.c0, p.c1)) {
+      op->nd[i] = user_ptr(c, op->stripe, i, p.c0);
+    } else {
+      if (!(op->nd[i] = op_buffer(op, L))) return false;
+      op->nd_pool[i] = true;
+    }
+  }
+  for (uint32_t r = 0; r < m; r++)
+    if (!(op->rd[k + r] = op_buffer(op, L))) return false;  // parity: read (RMW) and output
+  for (uint64_t s = p.read_roles; s; s &= s - 1) {
+    uint32_t role = uint32_t(__builtin_ctzll(s));
+    if (role >= k) continue;
+    // Old data lands in the new-content buffer when that is ours and will be
+    // overlaid later (reconstruct, degraded); RMW keeps old and new apart.
+    if (op->nd_pool[role] && !rmw) op->rd[role] = op->nd[role];
+    else if (!(op->rd[role] = op_buffer(op, L))) return false;
+  }
+  return true;
+}
+
+static void plan_write(Op* op) {
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const uint64_t failed = v->failed_mask();
+  if (!g.survives(failed)) return fail_op(op, -EIO);
+  const bool suspect = v->parity_suspect && v->parity_suspect(op->stripe);
+  op->wplan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect);
+  const WritePlan& p = op->wplan;
+  if (!take_buffers(op)) return wait_buffers(op, plan_write);
+  VolumeStats& st = v->mutable_stats();
+  switch (p.mode) {
+    case WriteMode::FullStripe: st.full_stripe_writes++; break;
+    case WriteMode::ReadModifyWrite: st.rmw_writes++; break;
+    case WriteMode::ReconstructWrite: st.rcw_writes++; break;
+    case WriteMode::DegradedWrite: st.degraded_writes++; break;
+  }
+  begin_phase(op, reads_done);
+  for (uint64_t s = p.read_roles; s; s &= s - 1) {
+    uint32_t role = uint32_t(__builtin_ctzll(s));
+    issue_member_io(op, role_member(g, op->stripe, role), MemberIo::Read,
+                    member_off(v, op->stripe, p.c0), op->rd[role], p.c1 - p.c0, false);
+  }
+  end_issue(op);
+}
+
+}  // namespace gpuraid

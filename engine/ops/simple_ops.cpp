@@ -1,0 +1,68 @@
+// Writes that need no parity (RAID 1/10 mirrors, RAID 0) and flushes.
+#include "engine/ops/op.h"
+
+namespace gpuraid {
+
+static void done_absorbing(Op* op) {
+  const bool ok = absorb_errors(op);
+  unlock_stripe(op);
+  finish_op(op, ok ? 0 : -EIO);
+}
+
+// Mirrors: every surviving copy. The stripe lock keeps two overlapping
+// writes from landing in different orders on different copies.
+static void mirror_locked(Op* op) {
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const uint64_t failed = v->failed_mask();
+  if (!g.survives(failed)) {
+    unlock_stripe(op);
+    return finish_op(op, -EIO);
+  }
+  begin_phase(op, done_absorbing);
+  for (uint32_t i = 0; i < g.data_strips(); i++) {
+    const StripRange& r = op->ranges[i];
+    if (r.empty()) continue;
+    for (uint32_t c = 0; c < g.copies(); c++) {
+      uint32_t m = g.data_member(op->stripe, i, c);
+      if (failed >> m & 1) continue;
+      issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, r.a),
+                      user_ptr(op, op->stripe, i, r.a), r.b - r.a, op->fua);
+    }
+  }
+  end_issue(op);
+}
+
+void start_mirror_write(Op* op) {
+  if (lock_stripe(op, mirror_locked)) mirror_locked(op);
+}
+
+// RAID 0: straight to the one member of each strip, merged across stripes.
+void start_direct_write(Op* op) {
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const uint64_t sdb = g.stripe_data_bytes();
+  begin_phase(op, done_absorbing);
+  RunBuilder runs(op, MemberIo::Write, op->fua);
+  StripRange r[kMaxMembers];
+  for (uint64_t s = op->off / sdb; s <= (op->off + op->len - 1) / sdb; s++) {
+    strip_ranges(g, s, op->off, op->len, r);
+    for (uint32_t i = 0; i < g.data_strips(); i++)
+      if (!r[i].empty())
+        runs.add(g.data_member(s, i), member_off(v, s, r[i].a), user_ptr(op, s, i, r[i].a), r[i].b - r[i].a);
+  }
+  runs.flush();
+  end_issue(op);
+}
+
+// A flush reaches every surviving member (fdatasync / block flush).
+void start_flush(Op* op) {
+  Volume* v = op->vol;
+  const uint64_t failed = v->failed_mask();
+  begin_phase(op, done_absorbing);
+  for (uint32_t m = 0; m < v->geometry().members; m++)
+    if (!(failed >> m & 1)) issue_member_io(op, m, MemberIo::Flush, 0, nullptr, 0, false);
+  end_issue(op);
+}
+
+}  // namespace gpuraid

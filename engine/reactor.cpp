@@ -1,0 +1,340 @@
+#include "engine/reactor.h"
+
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace gpuraid {
+
+namespace {
+constexpr uint64_t kEventTag = 1;  // user_data of the eventfd read; MemberIo pointers are never 1
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+Reactor::Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend> parity,
+                 uint32_t ring_entries, uint32_t max_files)
+    : id_(id), pool_(arena_bytes), parity_(std::move(parity)) {
+  io_uring_params p{};
+  p.flags = IORING_SETUP_CQSIZE;
+  p.cq_entries = ring_entries * 4;
+  int r = io_uring_queue_init_params(ring_entries, &ring_, &p);
+  if (r < 0) throw std::runtime_error(std::string("io_uring_queue_init: ") + strerror(-r));
+  r = io_uring_register_files_sparse(&ring_, max_files);
+  if (r < 0) throw std::runtime_error(std::string("io_uring_register_files_sparse: ") + strerror(-r));
+  event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (event_fd_ < 0) throw std::runtime_error("eventfd failed");
+  unsubmitted_.reserve(ring_entries);
+}
+
+Reactor::~Reactor() {
+  io_uring_queue_exit(&ring_);
+  if (event_fd_ >= 0) close(event_fd_);
+  while (free_ios_) {
+    MemberIo* n = free_ios_->next;
+    delete free_ios_;
+    free_ios_ = n;
+  }
+}
+
+void Reactor::register_arenas(const std::vector<iovec>& arenas) {
+  arenas_ = arenas;
+  int r = io_uring_register_buffers(&ring_, arenas_.data(), unsigned(arenas_.size()));
+  if (r < 0) throw std::runtime_error(std::string("io_uring_register_buffers: ") + strerror(-r));
+}
+
+bool Reactor::set_file(uint32_t slot, int fd) {
+  return io_uring_register_files_update(&ring_, slot, &fd, 1) == 1;
+}
+
+MemberIo* Reactor::alloc_io() {
+  MemberIo* io = free_ios_;
+  if (io) {
+    free_ios_ = io->next;
+  } else {
+    io = new MemberIo();  // grows to the peak depth once, then recycles
+    io->iov.reserve(16);
+  }
+  io->next = nullptr;
+  io->iov.clear();
+  io->buf = nullptr;
+  io->dsync = false;
+  io->res = 0;
+  io->due_ns = 0;
+  return io;
+}
+
+void Reactor::free_io(MemberIo* io) {
+  io->next = free_ios_;
+  free_ios_ = io;
+}
+
+int Reactor::buffer_index(const void* p, uint32_t len) const {
+  auto a = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < arenas_.size(); i++) {
+    auto b = static_cast<const uint8_t*>(arenas_[i].iov_base);
+    if (a >= b && a + len <= b + arenas_[i].iov_len) return int(i);
+  }
+  return -1;
+}
+
+void Reactor::submit(MemberIo* io) {
+  FaultInjector& f = io->drive->faults();
+  io->short_by = 0;
+  if (f.active()) {
+    int fail = 0;
+    switch (f.on_issue(io->kind == MemberIo::Write)) {
+      case FaultInjector::Action::FailEio: fail = -EIO; break;
+      case FaultInjector::Action::FailNoDev: fail = -ENODEV; break;
+      case FaultInjector::Action::Shorten:
+        // Really move less data (a single buffer), as a failing drive would.
+        if (io->kind != MemberIo::Flush) io->short_by = io->len > 4096 ? 4096 : io->len;
+        break;
+      case FaultInjector::Action::Issue: break;
+    }
+    if (fail) {
+      // Reported in the next turn, never from inside submit(): callers
+      // issue several I/Os in a row and must not be re-entered.
+      io->res = fail;
+      stats_.member_errors++;
+      io->due_ns = 0;
+      io->next = delayed_;
+      delayed_ = io;
+      return;
+    }
+    if (uint32_t us = f.latency_us()) io->due_ns = now_ns() + uint64_t(us) * 1000;
+  }
+  in_flight_++;
+  if (!prep(io)) unsubmitted_.push_back(io);
+}
+
+bool Reactor::prep(MemberIo* io) {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (!sqe) {
+    io_uring_submit(&ring_);
+    pending_sqes_ = 0;
+    sqe = io_uring_get_sqe(&ring_);
+    if (!sqe) return false;
+  }
+  const int slot = int(io->slot);
+  if (io->drive->type() == DriveType::Null) {
+    io_uring_prep_nop(sqe);
+  } else if (io->kind == MemberIo::Flush) {
+    io_uring_prep_fsync(sqe, slot, IORING_FSYNC_DATASYNC);
+    sqe->flags |= IOSQE_FIXED_FILE;
+    stats_.member_flushes++;
+  } else {
+    const bool wr = io->kind == MemberIo::Write;
+    if (io->iov.empty()) {
+      const uint32_t len = io->len - io->short_by;
+      int bi = buffer_index(io->buf, len);
+      if (bi >= 0) {
+        if (wr) io_uring_prep_write_fixed(sqe, slot, io->buf, len, io->offset, bi);
+        else io_uring_prep_read_fixed(sqe, slot, io->buf, len, io->offset, bi);
+      } else {
+        if (wr) io_uring_prep_write(sqe, slot, io->buf, len, io->offset);
+        else io_uring_prep_read(sqe, slot, io->buf, len, io->offset);
+      }
+    } else {
+      if (wr) io_uring_prep_writev(sqe, slot, io->iov.data(), unsigned(io->iov.size()), io->offset);
+      else io_uring_prep_readv(sqe, slot, io->iov.data(), unsigned(io->iov.size()), io->offset);
+    }
+    if (wr && io->dsync) sqe->rw_flags = RWF_DSYNC;
+    sqe->flags |= IOSQE_FIXED_FILE;
+    if (wr) {
+      stats_.member_writes++;
+      stats_.member_bytes_written += io->len;
+    } else {
+      stats_.member_reads++;
+      stats_.member_bytes_read += io->len;
+    }
+  }
+  io_uring_sqe_set_data(sqe, io);
+  pending_sqes_++;
+  return true;
+}
+
+// Results are normalised here: a null drive's NOP counts as the full
+// transfer; a short transfer becomes -EIO (a drive that moves less than
+// asked is failing, and the engine treats it so).
+void Reactor::complete(MemberIo* io, int res) {
+  FaultInjector& f = io->drive->faults();
+  const bool wr = io->kind == MemberIo::Write;
+  if (io->drive->type() == DriveType::Null && res >= 0) res = int(io->len - io->short_by);
+  if (io->short_by && !io->iov.empty() && res > 0) res -= int(io->short_by);  // vectored: reported short
+  if (f.active()) res = f.on_complete(wr, res);
+  if (io->kind != MemberIo::Flush && res >= 0 && uint32_t(res) != io->len) res = -EIO;
+  if (io->kind == MemberIo::Flush && res > 0) res = 0;
+  if (res < 0) stats_.member_errors++;
+  io->res = res;
+  if (io->due_ns && now_ns() < io->due_ns) {
+    io->next = delayed_;
+    delayed_ = io;
+    return;
+  }
+  io->done(io);
+}
+
+void Reactor::defer(Task* t) {
+  t->next = nullptr;
+  if (deferred_tail_) deferred_tail_->next = t;
+  else deferred_head_ = t;
+  deferred_tail_ = t;
+}
+
+void Reactor::wait_for_buffers(Task* t) {
+  t->next = nullptr;
+  if (buffer_waiters_tail_) buffer_waiters_tail_->next = t;
+  else buffer_waiters_ = t;
+  buffer_waiters_tail_ = t;
+}
+
+void Reactor::buffers_freed() {
+  // Hand every waiter another try in the next turn (they re-queue if still short).
+  while (buffer_waiters_) {
+    Task* t = buffer_waiters_;
+    buffer_waiters_ = t->next;
+    defer(t);
+  }
+  buffer_waiters_tail_ = nullptr;
+}
+
+void Reactor::post(Task* t) {
+  Task* head = inbox_.load(std::memory_order_relaxed);
+  do {
+    t->next = head;
+  } while (!inbox_.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
+  if (head == nullptr) {
+    // First item since the last drain: wake the owner if it sleeps in the ring.
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(event_fd_, &one, sizeof one);
+  }
+}
+
+bool Reactor::drain_inbox() {
+  Task* t = inbox_.exchange(nullptr, std::memory_order_acquire);
+  if (!t) return false;
+  Task* rev = nullptr;  // the inbox is a stack: reverse to arrival order
+  while (t) {
+    Task* n = t->next;
+    t->next = rev;
+    rev = t;
+    t = n;
+  }
+  while (rev) {
+    Task* n = rev->next;
+    rev->run(rev);
+    rev = n;
+  }
+  return true;
+}
+
+bool Reactor::run_deferred() {
+  if (!deferred_head_) return false;
+  Task* t = deferred_head_;
+  deferred_head_ = deferred_tail_ = nullptr;  // tasks deferred while running go to the next turn
+  while (t) {
+    Task* n = t->next;
+    t->run(t);
+    t = n;
+  }
+  return true;
+}
+
+bool Reactor::run_delayed() {
+  if (!delayed_) return false;
+  uint64_t now = now_ns();
+  MemberIo* keep = nullptr;
+  MemberIo* ready = nullptr;
+  for (MemberIo* io = delayed_; io;) {
+    MemberIo* n = io->next;
+    if (io->due_ns <= now) {
+      io->next = ready;
+      ready = io;
+    } else {
+      io->next = keep;
+      keep = io;
+    }
+    io = n;
+  }
+  delayed_ = keep;
+  bool any = ready != nullptr;
+  while (ready) {
+    MemberIo* n = ready->next;
+    ready->due_ns = 0;
+    ready->done(ready);
+    ready = n;
+  }
+  return any;
+}
+
+void Reactor::arm_eventfd() {
+  if (event_armed_) return;
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (!sqe) return;  // retried next turn
+  io_uring_prep_read(sqe, event_fd_, &event_buf_, sizeof event_buf_, 0);
+  io_uring_sqe_set_data64(sqe, kEventTag);
+  pending_sqes_++;
+  event_armed_ = true;
+}
+
+namespace {
+thread_local Reactor* t_current = nullptr;
+}
+Reactor* Reactor::current() { return t_current; }
+void Reactor::set_current(Reactor* r) { t_current = r; }
+
+bool Reactor::poll(bool block, int timeout_ms) {
+  t_current = this;
+  bool work = false;
+  work |= drain_inbox();
+  work |= run_deferred();
+  while (!unsubmitted_.empty()) {
+    MemberIo* io = unsubmitted_.back();
+    if (!prep(io)) break;
+    unsubmitted_.pop_back();
+  }
+  arm_eventfd();
+  const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && parity_->in_flight() == 0;
+  if (can_sleep) {
+    __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000ll};
+    io_uring_cqe* cqe = nullptr;
+    io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+    pending_sqes_ = 0;
+  } else if (pending_sqes_) {
+    io_uring_submit(&ring_);
+    pending_sqes_ = 0;
+  }
+  io_uring_cqe* cqe;
+  unsigned head, seen = 0;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    seen++;
+    if (cqe->user_data == kEventTag) {
+      event_armed_ = false;
+      continue;
+    }
+    auto* io = static_cast<MemberIo*>(io_uring_cqe_get_data(cqe));
+    in_flight_--;
+    complete(io, cqe->res);
+  }
+  if (seen) {
+    io_uring_cq_advance(&ring_, seen);
+    work = true;
+  }
+  work |= drain_inbox();
+  work |= run_delayed();
+  if (parity_->poll()) work = true;
+  return work;
+}
+
+}  // namespace gpuraid

@@ -1,0 +1,115 @@
+// A reactor: one thread's io_uring, its buffer pool and parity backend.
+// Everything on the data path runs to completion on the reactor's thread;
+// other threads reach it only through post() (a lock-free inbox + eventfd).
+// The thread that calls poll() owns the reactor; the engine never starts
+// threads itself (the bench, tests and daemon bring their own).
+#pragma once
+#include <liburing.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/buffer_pool.h"
+#include "engine/io/drive.h"
+#include "engine/parity/parity_backend.h"
+#include "engine/task.h"
+
+namespace gpuraid {
+
+
+// One I/O to one member drive. `done` runs on the reactor that issued it.
+struct MemberIo {
+  enum Kind : uint8_t { Read, Write, Flush };
+  Kind kind = Read;
+  bool dsync = false;           // FUA: RWF_DSYNC on this write
+  Drive* drive = nullptr;
+  uint32_t slot = 0;            // fixed-file slot of the drive
+  uint64_t offset = 0;          // byte offset on the drive
+  uint32_t len = 0;             // bytes (sum of iov when vectored)
+  uint8_t* buf = nullptr;       // single buffer, or nullptr when iov is used
+  std::vector<iovec> iov;       // vectored I/O (capacity kept across reuse)
+  int32_t res = 0;              // bytes, or -errno
+  uint32_t tag = 0;             // the owner's own index (e.g. member number)
+  void (*done)(MemberIo*) = nullptr;
+  void* ctx = nullptr;
+  uint64_t due_ns = 0;          // injected latency: report no earlier than this
+  uint32_t short_by = 0;        // injected short transfer: bytes not moved
+  MemberIo* next = nullptr;     // free list / delayed list
+};
+
+struct ReactorStats {
+  uint64_t member_reads = 0, member_writes = 0, member_flushes = 0;
+  uint64_t member_bytes_read = 0, member_bytes_written = 0;
+  uint64_t member_errors = 0;
+};
+
+class Reactor {
+ public:
+  Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend> parity,
+          uint32_t ring_entries, uint32_t max_files);
+  ~Reactor();
+  Reactor(const Reactor&) = delete;
+  Reactor& operator=(const Reactor&) = delete;
+
+  uint32_t id() const { return id_; }
+  BufferPool& pool() { return pool_; }
+  ParityBackend& parity() { return *parity_; }
+  const ReactorStats& stats() const { return stats_; }
+
+  // Set-up (control thread, before I/O uses them).
+  void register_arenas(const std::vector<iovec>& arenas);
+  bool set_file(uint32_t slot, int fd);
+
+  // Data path (owner thread only).
+  MemberIo* alloc_io();
+  void free_io(MemberIo* io);
+  void submit(MemberIo* io);
+  void defer(Task* t);                 // runs in this reactor's next turn
+  void wait_for_buffers(Task* t);      // runs again after buffers are freed
+  void buffers_freed();
+  // One turn: issue queued I/O, reap completions, run inbox and deferred
+  // tasks. With `block`, sleeps until something happens (at most timeout_ms).
+  // Returns true when it did any work.
+  bool poll(bool block = false, int timeout_ms = 100);
+  uint64_t in_flight() const { return in_flight_; }
+
+  // Any thread.
+  void post(Task* t);
+  // The reactor the calling thread owns (set by poll() and Volume::submit()).
+  static Reactor* current();
+  static void set_current(Reactor* r);
+
+ private:
+  bool prep(MemberIo* io);
+  void complete(MemberIo* io, int res);
+  void arm_eventfd();
+  bool drain_inbox();
+  bool run_deferred();
+  bool run_delayed();
+  int buffer_index(const void* p, uint32_t len) const;
+
+  uint32_t id_;
+  io_uring ring_{};
+  BufferPool pool_;
+  std::unique_ptr<ParityBackend> parity_;
+  std::vector<iovec> arenas_;
+  int event_fd_ = -1;
+  uint64_t event_buf_ = 0;
+  bool event_armed_ = false;
+  std::atomic<Task*> inbox_{nullptr};
+  Task* deferred_head_ = nullptr;
+  Task* deferred_tail_ = nullptr;
+  Task* buffer_waiters_ = nullptr;
+  Task* buffer_waiters_tail_ = nullptr;
+  MemberIo* free_ios_ = nullptr;
+  MemberIo* delayed_ = nullptr;       // completions held back by injected latency
+  std::vector<MemberIo*> unsubmitted_;  // SQ was full
+  uint64_t in_flight_ = 0;
+  uint32_t pending_sqes_ = 0;
+  ReactorStats stats_;
+};
+
+}  // namespace gpuraid

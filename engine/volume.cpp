@@ -1,0 +1,227 @@
+#include "engine/volume.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "engine/ops/op.h"
+
+namespace gpuraid {
+
+namespace {
+// Largest part of a read (or RAID 0 write) handled as one op: big enough
+// that per-member runs are long, small enough to bound iovec counts.
+constexpr uint64_t kMaxDirectOpBytes = 4u << 20;
+}  // namespace
+
+void OpPoolDeleter::operator()(OpPool* p) const { delete p; }
+
+Volume::~Volume() {
+  for (uint32_t s : slots_) engine_.detach(int(s));
+}
+
+bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
+                          const std::vector<Drive*>& members, uint64_t data_offset, Geometry* out,
+                          std::string* note, std::string* err) {
+  if (members.empty()) {
+    *err = "no members given";
+    return false;
+  }
+  uint64_t smallest = UINT64_MAX, largest = 0;
+  for (Drive* d : members) {
+    smallest = std::min(smallest, d->size_bytes());
+    largest = std::max(largest, d->size_bytes());
+  }
+  if (smallest <= data_offset) {
+    *err = "a member (" + std::to_string(smallest) + " bytes) is not larger than the " +
+           std::to_string(data_offset) + "-byte metadata area";
+    return false;
+  }
+  if (!Geometry::make(level, uint32_t(members.size()), ec_parity, strip_bytes, smallest - data_offset,
+                      out, err))
+    return false;
+  if (note) {
+    note->clear();
+    if (smallest != largest)
+      *note = "members differ in size (" + std::to_string(smallest) + " to " + std::to_string(largest) +
+              " bytes): every member uses the smallest, " + std::to_string(smallest) + " bytes";
+  }
+  return true;
+}
+
+std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std::vector<Drive*> members,
+                                       uint64_t data_offset, std::string* err) {
+  if (members.size() != geo.members) {
+    *err = "the geometry has " + std::to_string(geo.members) + " members but " +
+           std::to_string(members.size()) + " drives were given";
+    return nullptr;
+  }
+  if (data_offset % kBlockSize) {
+    *err = "the data offset must be a multiple of 4 KiB";
+    return nullptr;
+  }
+  for (Drive* d : members) {
+    if (d->size_bytes() < data_offset + geo.member_data_bytes) {
+      *err = d->path() + " is too small: " + std::to_string(d->size_bytes()) + " bytes, needs " +
+             std::to_string(data_offset + geo.member_data_bytes);
+      return nullptr;
+    }
+    if (std::count(members.begin(), members.end(), d) > 1) {
+      *err = d->path() + " is given twice";
+      return nullptr;
+    }
+  }
+  std::unique_ptr<Volume> v(new Volume(engine, geo));
+  v->members_ = std::move(members);
+  v->data_offset_ = data_offset;
+  for (Drive* d : v->members_) {
+    int slot = engine.attach(d, err);
+    if (slot < 0) return nullptr;  // the destructor detaches the slots taken so far
+    v->slots_.push_back(uint32_t(slot));
+  }
+  for (uint32_t i = 0; i < engine.reactor_count(); i++) v->op_pools_.emplace_back(new OpPool());
+  return v;
+}
+
+OpPool& Volume::op_pool(uint32_t reactor) { return *op_pools_[reactor]; }
+
+bool Volume::validate(const IoRequest& req, std::string* why) const {
+  auto no = [&](const std::string& m) {
+    if (why) *why = m;
+    return false;
+  };
+  if (req.op == IoRequest::Flush) return true;
+  if (req.op != IoRequest::Read && req.op != IoRequest::Write) return no("unknown operation");
+  if (!req.buf) return no("no data buffer");
+  if (req.length == 0) return no("zero-length I/O");
+  if (req.offset % kBlockSize || req.length % kBlockSize)
+    return no("I/O must be aligned to 4 KiB (offset " + std::to_string(req.offset) + ", length " +
+              std::to_string(req.length) + ")");
+  if (req.offset > size_bytes() || req.length > size_bytes() - req.offset)
+    return no("I/O past the end of the volume (offset " + std::to_string(req.offset) + " + length " +
+              std::to_string(req.length) + " > size " + std::to_string(size_bytes()) + ")");
+  return true;
+}
+
+static void complete_deferred(Task* t) {
+  auto* req = static_cast<IoRequest*>(t->arg);
+  req->done(req);
+}
+
+int Volume::submit(Reactor& r, IoRequest* req, std::string* why) {
+  Reactor::set_current(&r);
+  if (!validate(*req, why)) return -EINVAL;
+  req->home = &r;
+  req->result = 0;
+  req->parts_left = 1;  // a guard, so no part completes the request while it is being split
+  if (failed()) {
+    req->result = -EIO;
+  } else {
+    switch (req->op) {
+      case IoRequest::Read: dispatch_read(r, req, req->offset, req->length, req->buf); break;
+      case IoRequest::Write: dispatch_write(r, req); break;
+      case IoRequest::Flush: dispatch_flush(r, req); break;
+    }
+  }
+  if (--req->parts_left == 0) {  // never complete inside submit(): callers may resubmit from done
+    req->complete_task.run = complete_deferred;
+    req->complete_task.arg = req;
+    r.defer(&req->complete_task);
+  }
+  return 0;
+}
+
+void Volume::finish_part(IoRequest* req, int result) {
+  if (result < 0 && req->result == 0) req->result = result;
+  if (--req->parts_left == 0) req->done(req);
+}
+
+void Volume::dispatch_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf) {
+  const uint64_t sdb = geo_.stripe_data_bytes();
+  const uint64_t failed = failed_mask();
+  const uint64_t end = off + len;
+  if (failed == 0 || geo_.is_mirror()) {
+    const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
+    for (uint64_t o = off; o < end;) {
+      uint64_t e = std::min(end, (o / chunk + 1) * chunk);
+      Op* op = new_op(this, r, req, OpKind::Read);
+      op->off = o;
+      op->len = e - o;
+      op->buf = buf + (o - off);
+      start_read(op);
+      o = e;
+    }
+    return;
+  }
+  // Degraded: one op per stripe; only stripes that lose a requested strip
+  // take the stripe lock and rebuild.
+  const uint64_t data_roles = (1ull << geo_.data_strips()) - 1;
+  for (uint64_t o = off; o < end;) {
+    uint64_t s = o / sdb, e = std::min(end, (s + 1) * sdb);
+    Op* op = new_op(this, r, req, OpKind::Read);
+    op->off = o;
+    op->len = e - o;
+    op->buf = buf + (o - off);
+    op->stripe = s;
+    strip_ranges(geo_, s, o, e - o, op->ranges);
+    uint64_t touched = 0;
+    for (uint32_t i = 0; i < geo_.data_strips(); i++)
+      if (!op->ranges[i].empty()) touched |= 1ull << i;
+    if (failed_roles(geo_, s, failed) & data_roles & touched) {
+      op->kind = OpKind::DegradedRead;
+      start_degraded_read(op);
+    } else {
+      start_read(op);
+    }
+    o = e;
+  }
+}
+
+void Volume::dispatch_write(Reactor& r, IoRequest* req) {
+  const uint64_t sdb = geo_.stripe_data_bytes();
+  const uint64_t end = req->offset + req->length;
+  if (geo_.level == Level::R0) {
+    const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
+    for (uint64_t o = req->offset; o < end;) {
+      uint64_t e = std::min(end, (o / chunk + 1) * chunk);
+      Op* op = new_op(this, r, req, OpKind::DirectWrite);
+      op->off = o;
+      op->len = e - o;
+      op->buf = req->buf + (o - req->offset);
+      start_direct_write(op);
+      o = e;
+    }
+    return;
+  }
+  const OpKind kind = geo_.is_mirror() ? OpKind::MirrorWrite : OpKind::ParityWrite;
+  for (uint64_t o = req->offset; o < end;) {
+    uint64_t s = o / sdb, e = std::min(end, (s + 1) * sdb);
+    Op* op = new_op(this, r, req, kind);
+    op->off = o;
+    op->len = e - o;
+    op->buf = req->buf + (o - req->offset);
+    op->stripe = s;
+    strip_ranges(geo_, s, o, e - o, op->ranges);
+    if (kind == OpKind::MirrorWrite) start_mirror_write(op);
+    else start_parity_write(op);
+    o = e;
+  }
+}
+
+void Volume::dispatch_flush(Reactor& r, IoRequest* req) {
+  Op* op = new_op(this, r, req, OpKind::Flush);
+  op->off = op->len = 0;
+  start_flush(op);
+}
+
+bool Volume::fail_member(uint32_t member, int err) {
+  if (member >= geo_.members) return false;
+  const uint64_t bit = 1ull << member;
+  const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
+  if (before & bit) return false;
+  if (events_.member_failed) events_.member_failed(member, err);
+  if (!geo_.survives(before | bit) && !group_failed_reported_.exchange(true) && events_.group_failed)
+    events_.group_failed();
+  return true;
+}
+
+}  // namespace gpuraid
