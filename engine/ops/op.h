@@ -52,6 +52,7 @@ struct Op {
   void (*lock_resume)(Op*) = nullptr; // what runs when the stripe lock is granted
   uint32_t pending = 0;
   uint64_t errored = 0;  // members whose I/O failed in this phase
+  int io_err = 0;        // the last such error (-EIO, -ENODEV, ...)
   uint64_t used = 0;     // members read from
   int result = 0;
   std::vector<PoolBuf> bufs;

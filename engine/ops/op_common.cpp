@@ -87,7 +87,10 @@ void finish_op(Op* op, int result) {
 
 static void member_io_done(MemberIo* io) {
   Op* op = static_cast<Op*>(io->ctx);
-  if (io->res < 0) op->errored |= 1ull << io->tag;
+  if (io->res < 0) {
+    op->errored |= 1ull << io->tag;
+    op->io_err = io->res;
+  }
   op->home->free_io(io);
   if (--op->pending == 0) op->phase_done(op);
 }
@@ -204,7 +207,8 @@ void wait_buffers(Op* op, void (*retry)(Op*)) {
 }
 
 bool absorb_errors(Op* op) {
-  for (uint64_t e = op->errored; e; e &= e - 1) op->vol->fail_member(uint32_t(__builtin_ctzll(e)), -EIO);
+  for (uint64_t e = op->errored; e; e &= e - 1)
+    op->vol->fail_member(uint32_t(__builtin_ctzll(e)), op->io_err < 0 ? op->io_err : -EIO);
   op->errored = 0;
   return !op->vol->failed();
 }

@@ -1,0 +1,350 @@
+// gpuraid-bench: the in-process load generator. Builds a RAID over mem,
+// null, file or block drives, drives it (or the same drives without RAID)
+// with a fio-like workload on one reactor per thread, and reports IOPS,
+// MB/s, latency percentiles, CPU usr+sys and IOPS per CPU%, with RAID/raw
+// ratios and the workload's I/O-count bound in --compare mode.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "bench/cpu_usage.h"
+#include "bench/io_bound.h"
+#include "bench/load_generator.h"
+#include "engine/engine.h"
+#include "engine/units.h"
+#include "engine/volume.h"
+
+using namespace gpuraid;
+using namespace gpuraid::bench;
+using json = nlohmann::json;
+
+namespace {
+
+struct Options {
+  std::string level = "5", strip = "64K", drive_type = "mem", drive_size = "256M", rw = "randread", bs = "4K";
+  std::string parity_backend = "cpu";
+  std::vector<std::string> drives;
+  uint32_t members = 4, parity = 0, rwmixread = 70, iodepth = 32, threads = 1, fail = 0, runs = 1;
+  double runtime = 10, warmup = -1;
+  bool raw = false, compare = false, as_json = false, force = false, no_fill = false;
+  uint64_t seed = 1;
+};
+
+struct RunResult {
+  std::string target;
+  double seconds = 0, iops = 0, mbps = 0, p50_us = 0, p99_us = 0, p999_us = 0, mean_us = 0;
+  uint64_t errors = 0;
+  CpuUsage cpu;
+  double iops_per_cpu() const { return cpu.proc_pct > 0 ? iops / cpu.proc_pct : 0; }
+};
+
+RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed) {
+  std::vector<std::unique_ptr<LoadGenerator>> gens;
+  for (uint32_t i = 0; i < o.threads; i++)
+    gens.push_back(std::make_unique<LoadGenerator>(t, e.reactor(i), w, i, o.threads, seed));
+  RunClock clock;
+  std::vector<std::thread> th;
+  for (auto& g : gens) th.emplace_back([&g, &clock] { g->run(clock); });
+  const double warmup = o.warmup >= 0 ? o.warmup : std::min(2.0, o.runtime * 0.2);
+  std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
+  CpuSample c0 = CpuSample::now();
+  const uint64_t t0 = now_ns();
+  clock.start_ns = t0;
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.runtime));
+  const uint64_t t1 = now_ns();
+  CpuSample c1 = CpuSample::now();
+  clock.end_ns = t1;
+  for (auto& x : th) x.join();
+  RunResult r;
+  r.target = t.name();
+  r.seconds = double(t1 - t0) / 1e9;
+  LatencyHistogram lat;
+  uint64_t ops = 0, bytes = 0;
+  for (auto& g : gens) {
+    ops += g->result().ops;
+    bytes += g->result().bytes;
+    r.errors += g->result().errors;
+    lat.merge(g->result().lat);
+  }
+  r.iops = double(ops) / r.seconds;
+  r.mbps = double(bytes) / r.seconds / 1e6;
+  r.p50_us = double(lat.percentile_ns(50)) / 1e3;
+  r.p99_us = double(lat.percentile_ns(99)) / 1e3;
+  r.p999_us = double(lat.percentile_ns(99.9)) / 1e3;
+  r.mean_us = lat.mean_ns() / 1e3;
+  r.cpu = CpuUsage::between(c0, c1, r.seconds);
+  return r;
+}
+
+// Writes the whole volume once (full stripes), so reads see real data and
+// parity is consistent before anything is measured.
+void fill(Engine& e, Volume& v) {
+  Reactor& r = e.reactor(0);
+  const uint64_t sdb = v.geometry().stripe_data_bytes();
+  const uint64_t chunk = std::max<uint64_t>(sdb, (4u << 20) / sdb * sdb);
+  constexpr int kDepth = 4;
+  struct Slot {
+    IoRequest req;
+    std::unique_ptr<uint8_t, decltype(&free)> mem{nullptr, &free};  // O_DIRECT wants 4 KiB alignment
+    bool busy = false;
+    bool failed = false;
+  } slots[kDepth];
+  for (int i = 0; i < kDepth; i++) {
+    slots[i].mem.reset(static_cast<uint8_t*>(aligned_alloc(4096, chunk)));
+    for (uint64_t j = 0; j < chunk; j++) slots[i].mem.get()[j] = uint8_t(j * 131 + uint64_t(i));
+  }
+  uint64_t next = 0;
+  int busy = 0;
+  while (next < v.size_bytes() || busy) {
+    for (auto& s : slots) {
+      if (s.busy || next >= v.size_bytes()) continue;
+      s.req = IoRequest{};
+      s.req.op = IoRequest::Write;
+      s.req.offset = next;
+      s.req.length = std::min(chunk, v.size_bytes() - next);
+      s.req.buf = s.mem.get();
+      s.req.ctx = &s;
+      s.req.done = [](IoRequest* q) {
+        auto* sl = static_cast<Slot*>(q->ctx);
+        sl->busy = false;
+        sl->failed |= q->result != 0;
+      };
+      if (v.submit(r, &s.req) != 0) throw std::runtime_error("fill refused");
+      s.busy = true;
+      next += s.req.length;
+    }
+    r.poll(false);
+    busy = 0;
+    for (auto& s : slots) {
+      busy += s.busy;
+      if (s.failed) throw std::runtime_error("filling the drives failed");
+    }
+  }
+}
+
+json to_json(const RunResult& r) {
+  return {{"target", r.target},       {"seconds", r.seconds},   {"iops", r.iops},
+          {"mbps", r.mbps},           {"lat_p50_us", r.p50_us}, {"lat_p99_us", r.p99_us},
+          {"lat_p999_us", r.p999_us}, {"lat_mean_us", r.mean_us}, {"errors", r.errors},
+          {"cpu_usr_s", r.cpu.usr_s}, {"cpu_sys_s", r.cpu.sys_s}, {"cpu_pct", r.cpu.proc_pct},
+          {"machine_cpu_pct", r.cpu.machine_pct}, {"iops_per_cpu_pct", r.iops_per_cpu()}};
+}
+
+const RunResult& median(std::vector<RunResult>& v) {
+  std::sort(v.begin(), v.end(), [](const RunResult& a, const RunResult& b) { return a.iops < b.iops; });
+  return v[v.size() / 2];
+}
+
+double cov(const std::vector<RunResult>& v) {
+  if (v.size() < 2) return 0;
+  double m = 0, s = 0;
+  for (auto& r : v) m += r.iops;
+  m /= double(v.size());
+  for (auto& r : v) s += (r.iops - m) * (r.iops - m);
+  return m > 0 ? std::sqrt(s / double(v.size() - 1)) / m : 0;
+}
+
+void print_row(const RunResult& r) {
+  printf("%-6s %12.0f %10.1f %8.1f %8.1f %9.1f %7.2f %7.2f %7.1f %11.0f\n", r.target.c_str(), r.iops, r.mbps, r.p50_us,
+         r.p99_us, r.p999_us, r.cpu.usr_s, r.cpu.sys_s, r.cpu.proc_pct, r.iops_per_cpu());
+}
+
+int fail_usage(const std::string& msg) {
+  fprintf(stderr, "gpuraid-bench: %s\n", msg.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"gpuraid-bench: in-process RAID load generator (compare against the raw member drives)"};
+  app.add_option("--level", o.level, "RAID level: 0, 1, 10, 5, 6, ec")->capture_default_str();
+  app.add_option("--members", o.members, "number of member drives")->capture_default_str();
+  app.add_option("--parity", o.parity, "parity members m for --level ec (1..4)");
+  app.add_option("--strip", o.strip, "strip size, 4K..1M")->capture_default_str();
+  app.add_option("--drive-type", o.drive_type, "mem, null, file or block")->capture_default_str();
+  app.add_option("--drive-size", o.drive_size, "size of each mem/null/new file drive")->capture_default_str();
+  app.add_option("--drives", o.drives, "drive paths (file or block), comma-separated")->delimiter(',');
+  app.add_option("--rw", o.rw, "randread, randwrite, randrw, read, write")->capture_default_str();
+  app.add_option("--bs", o.bs, "I/O size")->capture_default_str();
+  app.add_option("--rwmixread", o.rwmixread, "read share of randrw, percent")->capture_default_str();
+  app.add_option("--iodepth", o.iodepth, "requests in flight per thread")->capture_default_str();
+  app.add_option("--threads", o.threads, "threads, one reactor each")->capture_default_str();
+  app.add_option("--runtime", o.runtime, "measured seconds per run")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "seconds before measuring (default: min(2, runtime/5))");
+  app.add_option("--fail", o.fail, "members to fail before measuring")->capture_default_str();
+  app.add_option("--runs", o.runs, "runs per target; --compare alternates raw and raid")->capture_default_str();
+  app.add_option("--parity-backend", o.parity_backend, "auto, cpu, cuda, reference")->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  app.add_flag("--no-fill", o.no_fill, "skip writing the drives once before measuring");
+  auto* raw = app.add_flag("--raw", o.raw, "run on the member drives without RAID");
+  app.add_flag("--compare", o.compare, "run raw and RAID in one invocation and print ratios")->excludes(raw);
+  app.add_flag("--json", o.as_json, "print one JSON object");
+  app.add_flag("--force", o.force, "allow writing to block devices (destroys their data)");
+  CLI11_PARSE(app, argc, argv);
+
+  Level level;
+  if (!parse_level(o.level, &level)) return fail_usage("unknown --level '" + o.level + "' (0, 1, 10, 5, 6, ec)");
+  DriveType dt;
+  if (!parse_drive_type(o.drive_type, &dt)) return fail_usage("unknown --drive-type '" + o.drive_type + "'");
+  Rw rw;
+  if (!parse_rw(o.rw, &rw)) return fail_usage("unknown --rw '" + o.rw + "'");
+  uint64_t strip, bs, dsize;
+  if (!parse_size(o.strip, &strip)) return fail_usage("bad --strip '" + o.strip + "'");
+  if (!parse_size(o.bs, &bs) || bs == 0 || bs % 4096 || bs > (32u << 20)) return fail_usage("--bs must be a multiple of 4K up to 32M");
+  if (!parse_size(o.drive_size, &dsize)) return fail_usage("bad --drive-size '" + o.drive_size + "'");
+  if (o.iodepth == 0 || o.iodepth > 4096) return fail_usage("--iodepth must be 1..4096");
+  if (o.threads == 0 || o.threads > 64) return fail_usage("--threads must be 1..64");
+  if (o.rwmixread > 100) return fail_usage("--rwmixread must be 0..100");
+  if (o.runtime <= 0 || o.runs == 0) return fail_usage("--runtime and --runs must be positive");
+  if (dt == DriveType::Block && !o.force) return fail_usage("--drive-type block writes over the devices' data: add --force");
+  if ((dt == DriveType::Block) && o.drives.size() != o.members) return fail_usage("--drive-type block needs --drives with one path per member");
+  if (!o.drives.empty() && o.drives.size() != o.members) return fail_usage("--drives lists " + std::to_string(o.drives.size()) + " paths for " + std::to_string(o.members) + " members");
+  ParityBackendKind pk;
+  if (!parse_parity_backend(o.parity_backend, &pk)) return fail_usage("unknown --parity-backend");
+
+  std::string err;
+  EngineConfig ec;
+  ec.reactors = o.threads;
+  ec.arena_bytes = std::max<size_t>(64u << 20, size_t(o.iodepth) * bs * 2 + (32u << 20));
+  std::string backend_name;
+  ec.parity_factory = [&] {
+    auto b = make_parity_backend(pk, &err);
+    if (b) backend_name = b->name();
+    return b;
+  };
+  auto engine = Engine::create(ec, &err);
+  if (!engine) return fail_usage(err);
+
+  std::string tmpdir;
+  std::vector<std::unique_ptr<Drive>> drives;
+  std::vector<Drive*> members;
+  if (dt == DriveType::File && o.drives.empty()) {
+    char t[] = "/tmp/gpuraid-bench-XXXXXX";
+    if (!mkdtemp(t)) return fail_usage("mkdtemp failed");
+    tmpdir = t;
+  }
+  for (uint32_t i = 0; i < o.members; i++) {
+    DriveSpec s;
+    s.type = dt;
+    s.size_bytes = dsize;
+    s.create = dt == DriveType::File;
+    if (!o.drives.empty()) s.path = o.drives[i];
+    else if (dt == DriveType::File) s.path = tmpdir + "/d" + std::to_string(i);
+    auto d = Drive::open(s, &err);
+    if (!d) return fail_usage(err);
+    members.push_back(d.get());
+    drives.push_back(std::move(d));
+  }
+  auto cleanup = [&] {
+    drives.clear();
+    if (!tmpdir.empty()) {
+      for (uint32_t i = 0; i < o.members; i++) unlink((tmpdir + "/d" + std::to_string(i)).c_str());
+      rmdir(tmpdir.c_str());
+    }
+  };
+  Geometry g;
+  std::string note;
+  if (!Volume::fit_geometry(level, o.parity, uint32_t(strip), members, 0, &g, &note, &err)) {
+    cleanup();
+    return fail_usage(err);
+  }
+  auto vol = Volume::create(*engine, g, members, 0, &err);
+  if (!vol) {
+    cleanup();
+    return fail_usage(err);
+  }
+  if (bs > g.stripe_data_bytes() * 64) return fail_usage("--bs is larger than 64 stripes");
+  try {
+    if (dt != DriveType::Null && !o.no_fill) fill(*engine, *vol);
+  } catch (const std::exception& ex) {
+    cleanup();
+    return fail_usage(ex.what());
+  }
+  uint64_t failed = 0;
+  for (uint32_t f = 0; f < o.fail; f++) {
+    uint32_t m = g.level == Level::R10 ? f * 2 : f;
+    if (m >= g.members || !g.survives(failed | 1ull << m)) {
+      cleanup();
+      return fail_usage("--fail " + std::to_string(o.fail) + " is more than " + level_name(g.level) + " survives");
+    }
+    failed |= 1ull << m;
+    vol->fail_member(m, -EIO);
+  }
+
+  Workload w;
+  w.rw = rw;
+  w.bs = uint32_t(bs);
+  w.rwmixread = o.rwmixread;
+  w.iodepth = o.iodepth;
+  RaidTarget raid(*vol);
+  RawTarget rawt(*vol, uint32_t(bs));
+  std::vector<RunResult> raws, raids;
+  try {
+    for (uint32_t run = 0; run < o.runs; run++) {
+      if (o.raw || o.compare) raws.push_back(run_once(*engine, rawt, w, o, o.seed + run));
+      if (!o.raw) raids.push_back(run_once(*engine, raid, w, o, o.seed + run));
+    }
+  } catch (const std::exception& ex) {
+    cleanup();
+    return fail_usage(ex.what());
+  }
+  const double bound = io_count_bound(g, rw, uint32_t(bs), o.rwmixread, failed);
+  json out;
+  out["config"] = {{"level", level_name(g.level)}, {"members", g.members}, {"data_strips", g.data_strips()},
+                   {"parity", g.is_mirror() ? 0 : g.parity}, {"strip", g.strip_bytes}, {"drive_type", o.drive_type},
+                   {"drive_size", dsize}, {"rw", rw_name(rw)}, {"bs", bs}, {"rwmixread", o.rwmixread},
+                   {"iodepth", o.iodepth}, {"threads", o.threads}, {"runtime", o.runtime}, {"runs", o.runs},
+                   {"failed_members", o.fail}, {"parity_backend", backend_name}};
+  out["io_count_bound"] = bound;
+  RunResult mraw, mraid;
+  if (!raws.empty()) {
+    out["raw"] = to_json(mraw = median(raws));
+    out["raw"]["iops_cov"] = cov(raws);
+  }
+  if (!raids.empty()) {
+    out["raid"] = to_json(mraid = median(raids));
+    out["raid"]["iops_cov"] = cov(raids);
+    const VolumeStats& st = vol->stats();
+    out["raid"]["engine"] = {{"full_stripe_writes", st.full_stripe_writes.load()}, {"rmw_writes", st.rmw_writes.load()},
+                             {"rcw_writes", st.rcw_writes.load()}, {"degraded_writes", st.degraded_writes.load()},
+                             {"degraded_reads", st.degraded_reads.load()}, {"merged_writes", st.merged_writes.load()}};
+  }
+  if (o.compare && mraw.iops > 0) {
+    const double r_iops = mraid.iops / mraw.iops;
+    out["ratio"] = {{"iops", r_iops},
+                    {"mbps", mraw.mbps > 0 ? mraid.mbps / mraw.mbps : 0},
+                    {"iops_per_cpu_pct", mraw.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mraw.iops_per_cpu() : 0},
+                    {"fraction_of_bound", r_iops / bound}};
+  }
+  if (o.as_json) {
+    printf("%s\n", out.dump(2).c_str());
+  } else {
+    printf("gpuraid-bench: %s, %u x %s %s, %s bs=%s iodepth=%u threads=%u runtime=%.0fs runs=%u%s, parity %s\n",
+           g.describe().c_str(), g.members, o.drive_type.c_str(), format_size(dsize).c_str(), rw_name(rw),
+           format_size(bs).c_str(), o.iodepth, o.threads, o.runtime, o.runs,
+           o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", backend_name.c_str());
+    if (!note.empty()) printf("note: %s\n", note.c_str());
+    printf("%-6s %12s %10s %8s %8s %9s %7s %7s %7s %11s\n", "target", "IOPS", "MB/s", "p50us", "p99us", "p99.9us",
+           "usr_s", "sys_s", "CPU%", "IOPS/CPU%");
+    if (!raws.empty()) print_row(mraw);
+    if (!raids.empty()) print_row(mraid);
+    if (o.compare && mraw.iops > 0)
+      printf("raid/raw: IOPS %.3f, MB/s %.3f, IOPS/CPU%% %.3f; I/O-count bound %.3f -> %.0f%% of bound\n",
+             mraid.iops / mraw.iops, mraid.mbps / mraw.mbps,
+             mraw.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mraw.iops_per_cpu() : 0, bound,
+             100 * mraid.iops / mraw.iops / bound);
+  }
+  const bool errors = mraw.errors || mraid.errors;
+  vol.reset();
+  cleanup();
+  if (errors) {
+    fprintf(stderr, "gpuraid-bench: I/O errors during the run\n");
+    return 1;
+  }
+  return 0;
+}

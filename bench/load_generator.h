@@ -1,0 +1,67 @@
+// The in-process load generator (like SPDK's bdevperf): one per reactor
+// thread, keeping iodepth requests in flight against a target, counting
+// what completes inside the measured window.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "bench/io_bound.h"
+#include "bench/latency_histogram.h"
+#include "bench/targets.h"
+
+namespace gpuraid::bench {
+
+struct Workload {
+  Rw rw = Rw::RandRead;
+  uint32_t bs = 4096;
+  uint32_t rwmixread = 70;
+  uint32_t iodepth = 32;
+};
+
+// Shared clock of a run: the window [start_ns, end_ns) that counts; the
+// generators stop issuing at end_ns and drain.
+struct RunClock {
+  std::atomic<uint64_t> start_ns{UINT64_MAX};
+  std::atomic<uint64_t> end_ns{UINT64_MAX};
+};
+
+struct ThreadResult {
+  uint64_t ops = 0, bytes = 0, errors = 0;
+  LatencyHistogram lat;
+};
+
+uint64_t now_ns();
+
+class LoadGenerator {
+ public:
+  LoadGenerator(Target& t, Reactor& r, const Workload& w, uint32_t thread, uint32_t threads, uint64_t seed);
+  // Runs until the clock's end, then drains in-flight I/O.
+  void run(const RunClock& clock);
+  const ThreadResult& result() const { return res_; }
+
+ private:
+  struct Slot {
+    IoRequest req;
+    uint8_t* buf = nullptr;
+    uint64_t t0 = 0;
+    LoadGenerator* gen = nullptr;
+  };
+  static void on_done(IoRequest* r);
+  void issue(Slot& s);
+  uint64_t next_offset(bool* is_write);
+
+  Target& t_;
+  Reactor& r_;
+  Workload w_;
+  std::mt19937_64 rng_;
+  std::vector<Slot> slots_;
+  uint64_t region_start_, region_len_, cursor_ = 0;
+  uint64_t in_flight_ = 0;
+  const RunClock* clock_ = nullptr;
+  bool stopping_ = false;
+  ThreadResult res_;
+};
+
+}  // namespace gpuraid::bench
