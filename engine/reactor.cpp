@@ -185,6 +185,21 @@ void Reactor::complete(MemberIo* io, int res) {
   io->done(io);
 }
 
+io_uring_sqe* Reactor::sqe_for(Completion* c) {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (!sqe) {
+    io_uring_submit(&ring_);
+    pending_sqes_ = 0;
+    sqe = io_uring_get_sqe(&ring_);
+    if (!sqe) return nullptr;
+  }
+  // Bit 0 tags a Completion (MemberIo pointers are aligned, so it is clear on theirs).
+  io_uring_sqe_set_data64(sqe, reinterpret_cast<uint64_t>(c) | 1);
+  pending_sqes_++;
+  in_flight_++;
+  return sqe;
+}
+
 void Reactor::defer(Task* t) {
   t->next = nullptr;
   if (deferred_tail_) deferred_tail_->next = t;
@@ -323,8 +338,13 @@ bool Reactor::poll(bool block, int timeout_ms) {
       event_armed_ = false;
       continue;
     }
-    auto* io = static_cast<MemberIo*>(io_uring_cqe_get_data(cqe));
     in_flight_--;
+    if (cqe->user_data & 1) {
+      auto* c = reinterpret_cast<Completion*>(cqe->user_data & ~uint64_t(1));
+      c->on_cqe(c, cqe);
+      continue;
+    }
+    auto* io = static_cast<MemberIo*>(io_uring_cqe_get_data(cqe));
     complete(io, cqe->res);
   }
   if (seen) {

@@ -40,6 +40,12 @@ struct MemberIo {
   MemberIo* next = nullptr;     // free list / delayed list
 };
 
+// A completion for an SQE that is not a member I/O (frontends: ublk
+// commands, socket I/O on the same ring). on_cqe runs on the reactor.
+struct Completion {
+  void (*on_cqe)(Completion* c, const io_uring_cqe* cqe) = nullptr;
+};
+
 struct ReactorStats {
   uint64_t member_reads = 0, member_writes = 0, member_flushes = 0;
   uint64_t member_bytes_read = 0, member_bytes_written = 0;
@@ -67,6 +73,13 @@ class Reactor {
   MemberIo* alloc_io();
   void free_io(MemberIo* io);
   void submit(MemberIo* io);
+  // An SQE for a frontend's own operation, its user_data bound to c; the
+  // caller fills in the rest. nullptr only if the ring cannot take more now
+  // (after submitting what is queued): retry in the next turn.
+  io_uring_sqe* sqe_for(Completion* c);
+  // Registers an fd as a fixed file of this ring (frontends: /dev/ublkcN).
+  bool set_file_slot(uint32_t slot, int fd) { return set_file(slot, fd); }
+  io_uring* ring() { return &ring_; }
   void defer(Task* t);                 // runs in this reactor's next turn
   void wait_for_buffers(Task* t);      // runs again after buffers are freed
   void buffers_freed();

@@ -1,0 +1,142 @@
+// A drive group as operators know it: a Volume plus everything that makes
+// it survive — superblocks on every member (reassembly after a restart),
+// a write-intent bitmap (resync after an unclean stop), member states,
+// rebuild onto replacements and spares, scrub, background init.
+//
+// Threading: control calls (create, assemble, replace, start_scrub, ...)
+// come from one control thread. Background work (init, resync, rebuild,
+// scrub) runs as a state machine on the reactor given to
+// start_background(); whoever owns that reactor keeps polling it. I/O from
+// any reactor goes through volume() as usual.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/volume.h"
+
+namespace gpuraid {
+
+enum class MemberState : uint8_t { Active = 0, Failed = 1, Rebuilding = 2, Missing = 3 };
+const char* member_state_name(MemberState s);
+
+enum class GroupState : uint8_t { Optimal, Degraded, Rebuilding, Failed };
+const char* group_state_name(GroupState s);
+
+struct GroupConfig {
+  std::string name;                           // operator's name for the group (stored in the superblock)
+  Level level = Level::R5;
+  uint32_t parity = 0;                        // ec only
+  uint32_t strip_bytes = 64 * 1024;
+  uint64_t bitmap_region_bytes = 64ull << 20; // write-intent bitmap granularity (of member data)
+  bool force = false;                         // overwrite drives that hold signatures
+  // Members are known to read zeroes (new sparse files, deallocated
+  // NVMe with DLFEAT): consistent at once, no background init.
+  bool assume_zeroed = false;
+};
+
+struct Progress {
+  bool running = false;
+  bool paused = false;
+  double fraction = 0;        // 0..1
+  double rate_bytes_s = 0;    // recent rate
+  double eta_s = 0;
+  uint64_t done_bytes = 0, total_bytes = 0;
+};
+
+struct ScrubReport {
+  uint64_t stripes_checked = 0;
+  uint64_t mismatched_stripes = 0;
+  uint64_t repaired_stripes = 0;
+  std::vector<uint64_t> mismatch_stripes;   // first few, for the operator
+  std::vector<int> located_members;         // RAID 6/ec: member found corrupt per mismatch (-1: not located)
+};
+
+struct GroupEvent {
+  enum Kind {
+    MemberFailed, SpareTaken, RebuildStarted, RebuildProgress, RebuildFinished, ResyncStarted,
+    ResyncFinished, InitStarted, InitFinished, ScrubStarted, ScrubProgress, ScrubFinished,
+    MismatchFound, GroupFailed
+  } kind;
+  int member = -1;
+  std::string message;
+};
+const char* group_event_name(GroupEvent::Kind k);
+
+struct MemberInfo {
+  uint32_t index = 0;
+  std::string path;
+  std::string uuid;
+  MemberState state = MemberState::Active;
+  uint64_t rebuild_checkpoint_bytes = 0;    // member data rebuilt so far (Rebuilding)
+};
+
+class Group {
+ public:
+  ~Group();
+  // Refuses drives that hold a filesystem, partition table, RAID or
+  // gpuraid signature unless cfg.force; writes the superblocks. The group
+  // is consistent at once when cfg.assume_zeroed, else it initializes in
+  // the background (I/O allowed and correct meanwhile).
+  static std::unique_ptr<Group> create(Engine& engine, std::vector<std::unique_ptr<Drive>> members,
+                                       const GroupConfig& cfg, std::string* err);
+  // Reassembles from the drives' superblocks alone: any order, any paths;
+  // the highest consistent generation wins; stale members are treated as
+  // failed. Refuses (changing nothing on disk) corrupt superblocks, newer
+  // format versions, members of different groups, too few members.
+  // *note says when it starts degraded or must resync.
+  static std::unique_ptr<Group> assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
+                                         std::string* note, std::string* err);
+
+  Volume& volume() { return *volume_; }
+  const std::string& uuid() const { return uuid_; }
+  const std::string& name() const { return name_; }
+  const Geometry& geometry() const { return volume_->geometry(); }
+  GroupState state() const;
+  std::vector<MemberInfo> members() const;
+  uint64_t generation() const;
+
+  void set_event_handler(std::function<void(const GroupEvent&)> h);
+  // Runs init/resync/rebuild/scrub on reactor r (its owner keeps polling).
+  void start_background(Reactor& r);
+
+  // Operator actions. Each returns false with *err and changes nothing on refusal.
+  bool fail_member(uint32_t index, std::string* err);
+  bool replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err);
+  bool add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err);
+  size_t spare_count() const;
+  bool start_scrub(bool repair, std::string* err);
+  void pause_rebuild(bool paused);
+  void pause_scrub(bool paused);
+  void stop_scrub();
+  void set_rebuild_rate(uint64_t bytes_per_s);  // 0 = unlimited
+  void set_scrub_rate(uint64_t bytes_per_s);
+
+  Progress rebuild_progress() const;
+  Progress resync_progress() const;
+  Progress init_progress() const;
+  Progress scrub_progress() const;
+  ScrubReport last_scrub() const;
+  bool redundancy_claimed() const;  // false while init/resync/rebuild is pending
+
+  // Clean shutdown: waits for background steps in flight, flushes, clears
+  // the bitmap and marks every superblock clean.
+  bool stop(std::string* err);
+
+ private:
+  struct Impl;
+  Group();
+  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Volume> volume_;
+  std::string uuid_, name_;
+};
+
+// Whether a device or file holds data that a new group would destroy
+// (filesystem, partition table, RAID member, gpuraid superblock), by
+// libblkid; *what names it. Errors reading count as "holds data".
+bool drive_holds_data(Drive& d, std::string* what);
+
+}  // namespace gpuraid
