@@ -16,7 +16,7 @@ constexpr uint64_t kMaxDirectOpBytes = 4u << 20;
 void OpPoolDeleter::operator()(OpPool* p) const { delete p; }
 
 Volume::~Volume() {
-  for (uint32_t s : slots_) engine_.detach(int(s));
+  for (uint32_t s : owned_slots_) engine_.detach(int(s));
 }
 
 bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
@@ -71,12 +71,15 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
     }
   }
   std::unique_ptr<Volume> v(new Volume(engine, geo));
-  v->members_ = std::move(members);
+  v->members_.reset(new std::atomic<Drive*>[kMaxMembers]);
+  v->slots_.reset(new std::atomic<uint32_t>[kMaxMembers]);
   v->data_offset_ = data_offset;
-  for (Drive* d : v->members_) {
-    int slot = engine.attach(d, err);
+  for (size_t i = 0; i < members.size(); i++) {
+    int slot = engine.attach(members[i], err);
     if (slot < 0) return nullptr;  // the destructor detaches the slots taken so far
-    v->slots_.push_back(uint32_t(slot));
+    v->owned_slots_.push_back(uint32_t(slot));
+    v->members_[i].store(members[i]);
+    v->slots_[i].store(uint32_t(slot));
   }
   for (uint32_t i = 0; i < engine.reactor_count(); i++) v->op_pools_.emplace_back(new OpPool());
   return v;
@@ -137,7 +140,7 @@ void Volume::finish_part(IoRequest* req, int result) {
 
 void Volume::dispatch_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf) {
   const uint64_t sdb = geo_.stripe_data_bytes();
-  const uint64_t failed = failed_mask();
+  const uint64_t failed = unusable_mask();
   const uint64_t end = off + len;
   if (failed == 0 || geo_.is_mirror()) {
     const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
@@ -166,7 +169,7 @@ void Volume::dispatch_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t le
     uint64_t touched = 0;
     for (uint32_t i = 0; i < geo_.data_strips(); i++)
       if (!op->ranges[i].empty()) touched |= 1ull << i;
-    if (failed_roles(geo_, s, failed) & data_roles & touched) {
+    if (failed_roles(geo_, s, failed_mask_for(s)) & data_roles & touched) {
       op->kind = OpKind::DegradedRead;
       start_degraded_read(op);
     } else {
@@ -207,6 +210,32 @@ void Volume::dispatch_write(Reactor& r, IoRequest* req) {
   }
 }
 
+int Volume::submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uint64_t stripe,
+                               MaintenanceResult* out) {
+  Reactor::set_current(&r);
+  if (stripe >= geo_.stripes()) return -EINVAL;
+  if (kind == Maintenance::Rebuild && rebuilding_member() < 0) return -EINVAL;
+  *out = MaintenanceResult{};
+  req->home = &r;
+  req->result = 0;
+  req->parts_left = 1;
+  Op* op = new_op(this, r, req, OpKind::Maintenance);
+  op->stripe = stripe;
+  op->off = stripe * geo_.stripe_data_bytes();
+  op->len = geo_.stripe_data_bytes();
+  op->buf = nullptr;
+  op->mkind = kind;
+  op->mres = out;
+  op->rebuild_member = rebuilding_member();
+  start_maintenance(op);
+  if (--req->parts_left == 0) {
+    req->complete_task.run = complete_deferred;
+    req->complete_task.arg = req;
+    r.defer(&req->complete_task);
+  }
+  return 0;
+}
+
 void Volume::dispatch_flush(Reactor& r, IoRequest* req) {
   Op* op = new_op(this, r, req, OpKind::Flush);
   op->off = op->len = 0;
@@ -216,12 +245,58 @@ void Volume::dispatch_flush(Reactor& r, IoRequest* req) {
 bool Volume::fail_member(uint32_t member, int err) {
   if (member >= geo_.members) return false;
   const uint64_t bit = 1ull << member;
+  if (failed_.load(std::memory_order_acquire) & bit) return false;
+  std::lock_guard<std::mutex> g(fail_mu_);
+  if (failed_.load(std::memory_order_acquire) & bit) return false;
+  // A member being rebuilt that fails again stops being rebuilt.
+  if (rebuilding_.load() & bit) rebuilding_.store(0);
+  if (hooks.persist_failure) hooks.persist_failure(member, err);
   const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
-  if (before & bit) return false;
   if (events_.member_failed) events_.member_failed(member, err);
-  if (!geo_.survives(before | bit) && !group_failed_reported_.exchange(true) && events_.group_failed)
+  if (!geo_.survives(before | bit | rebuilding_.load()) && !group_failed_reported_.exchange(true) &&
+      events_.group_failed)
     events_.group_failed();
   return true;
+}
+
+bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, std::string* err) {
+  std::lock_guard<std::mutex> g(fail_mu_);
+  const uint64_t bit = 1ull << member;
+  if (member >= geo_.members || !(failed_.load() & bit)) {
+    *err = "member " + std::to_string(member) + " is not failed";
+    return false;
+  }
+  if (rebuilding_.load()) {
+    *err = "a rebuild is already running";
+    return false;
+  }
+  if (drive->size_bytes() < data_offset_ + geo_.member_data_bytes) {
+    *err = drive->path() + " is too small: needs " + std::to_string(data_offset_ + geo_.member_data_bytes) + " bytes";
+    return false;
+  }
+  int slot = engine_.attach(drive, err);
+  if (slot < 0) return false;
+  owned_slots_.push_back(uint32_t(slot));
+  // Order matters: the new drive and the checkpoint are in place before the
+  // member stops counting as failed, so no op sees it usable too early.
+  members_[member].store(drive);
+  slots_[member].store(uint32_t(slot));
+  rebuild_cp_.store(checkpoint_stripe);
+  rebuilding_.store(bit);
+  failed_.fetch_and(~bit);
+  group_failed_reported_.store(!geo_.survives(failed_.load() | bit));
+  return true;
+}
+
+int Volume::rebuilding_member() const {
+  uint64_t r = rebuilding_.load();
+  return r ? __builtin_ctzll(r) : -1;
+}
+
+void Volume::finish_rebuild() {
+  std::lock_guard<std::mutex> g(fail_mu_);
+  rebuild_cp_.store(geo_.stripes());
+  rebuilding_.store(0);
 }
 
 }  // namespace gpuraid

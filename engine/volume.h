@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,8 @@ class Volume {
   const Codec& codec() const { return codec_; }
   uint64_t size_bytes() const { return geo_.capacity_bytes(); }
   uint64_t data_offset() const { return data_offset_; }
-  Drive* member(uint32_t i) const { return members_[i]; }
-  uint32_t member_slot(uint32_t i) const { return slots_[i]; }
+  Drive* member(uint32_t i) const { return members_[i].load(std::memory_order_acquire); }
+  uint32_t member_slot(uint32_t i) const { return slots_[i].load(std::memory_order_acquire); }
   const VolumeStats& stats() const { return stats_; }
   void set_events(Events ev) { events_ = std::move(ev); }
 
@@ -67,14 +68,60 @@ class Volume {
   int submit(Reactor& r, IoRequest* req, std::string* why = nullptr);
   bool validate(const IoRequest& req, std::string* why) const;
 
+  // Members failed for good (a member being rebuilt is not in it).
   uint64_t failed_mask() const { return failed_.load(std::memory_order_acquire); }
-  bool failed() const { return !geo_.survives(failed_mask()); }
+  // Members that cannot serve `stripe`: the failed ones, and a member being
+  // rebuilt when the stripe is at or past its rebuild checkpoint.
+  uint64_t failed_mask_for(uint64_t stripe) const {
+    uint64_t f = failed_.load(std::memory_order_acquire);
+    uint64_t r = rebuilding_.load(std::memory_order_acquire);
+    return r && stripe >= rebuild_cp_.load(std::memory_order_acquire) ? f | r : f;
+  }
+  // Members that cannot serve every stripe.
+  uint64_t unusable_mask() const { return failed_mask() | rebuilding_.load(std::memory_order_acquire); }
+  bool failed() const { return !geo_.survives(unusable_mask()); }
   // Marks a member failed (an I/O error, a vanished drive, or an operator).
-  // Returns true when this call changed its state.
+  // The failure is persisted (hooks.persist_failure) before it takes
+  // effect, so no write that skips the member completes before the
+  // superblocks say it failed. Returns true when this call changed its state.
   bool fail_member(uint32_t member, int err);
-  // Parity of this stripe may be stale (set by the write-intent bitmap):
-  // writes there must not use read-modify-write.
-  std::function<bool(uint64_t stripe)> parity_suspect;
+
+  // Resilience hooks, set by the drive group before I/O starts.
+  struct Hooks {
+    // Parity of this stripe may be stale (write-intent bitmap, init):
+    // writes there must not use read-modify-write.
+    std::function<bool(uint64_t stripe)> parity_suspect;
+    // Around the member writes of a redundant write (write-intent bitmap);
+    // begin may block until the region is marked dirty on disk.
+    std::function<void(uint64_t stripe)> write_begin;
+    std::function<void(uint64_t stripe)> write_end;
+    // Runs before a member failure takes effect (persist it); may block.
+    std::function<void(uint32_t member, int err)> persist_failure;
+  };
+  Hooks hooks;
+
+  // Rebuild: puts `drive` in slot `member` (which must be failed) as a
+  // member being rebuilt from stripe 0; stripes below the checkpoint are
+  // served by it, the rest treat it as failed.
+  bool start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, std::string* err);
+  uint64_t rebuild_checkpoint() const { return rebuild_cp_.load(std::memory_order_acquire); }
+  int rebuilding_member() const;
+  // Called by the rebuild op holding the stripe's lock.
+  void advance_rebuild(uint64_t next_stripe) { rebuild_cp_.store(next_stripe, std::memory_order_release); }
+  // The rebuild reached the end: the member is active.
+  void finish_rebuild();
+
+  // Background work on one stripe (init/resync, rebuild, scrub).
+  enum class Maintenance : uint8_t { Resync, Rebuild, Scrub, ScrubRepair };
+  struct MaintenanceResult {
+    bool skipped = false;       // could not run here (e.g. degraded resync): nothing changed
+    uint32_t mismatch_rows = 0; // scrub: parity rows (or mirror copies) that differed
+    int located_role = -1;      // scrub, m >= 2: the one strip whose content explains the mismatch
+    int located_member = -1;
+    bool repaired = false;
+  };
+  // Like submit(): req->done runs on r; req->result is 0 or -errno.
+  int submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uint64_t stripe, MaintenanceResult* out);
 
   // Engine-internal (ops).
   StripeLockTable& locks() { return locks_; }
@@ -91,10 +138,15 @@ class Volume {
   Engine& engine_;
   Geometry geo_;
   Codec codec_;
-  std::vector<Drive*> members_;
-  std::vector<uint32_t> slots_;
+  // Fixed size (kMaxMembers); a slot changes only when a failed member is replaced.
+  std::unique_ptr<std::atomic<Drive*>[]> members_;
+  std::unique_ptr<std::atomic<uint32_t>[]> slots_;
+  std::vector<uint32_t> owned_slots_;  // engine slots to detach at the end
   uint64_t data_offset_ = 0;
   std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> rebuilding_{0};
+  std::atomic<uint64_t> rebuild_cp_{0};
+  std::mutex fail_mu_;  // serializes failure persistence (control path)
   std::atomic<bool> group_failed_reported_{false};
   StripeLockTable locks_;
   std::vector<std::unique_ptr<OpPool, OpPoolDeleter>> op_pools_;  // one per reactor

@@ -8,7 +8,8 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   liburing-dev libisal-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-  fio python3
+  libblkid-dev uuid-dev
+  fio python3 python3-matplotlib
 )
 
 missing=()

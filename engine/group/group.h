@@ -76,6 +76,7 @@ struct MemberInfo {
 
 class Group {
  public:
+  struct Impl;
   ~Group();
   // Refuses drives that hold a filesystem, partition table, RAID or
   // gpuraid signature unless cfg.force; writes the superblocks. The group
@@ -88,10 +89,13 @@ class Group {
   // failed. Refuses (changing nothing on disk) corrupt superblocks, newer
   // format versions, members of different groups, too few members.
   // *note says when it starts degraded or must resync.
+  // An array stopped uncleanly while degraded may hold stale parity in its
+  // dirty regions (the write hole): refused unless force.
   static std::unique_ptr<Group> assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
-                                         std::string* note, std::string* err);
+                                         std::string* note, std::string* err, bool force = false);
 
   Volume& volume() { return *volume_; }
+  Impl& impl() { return *impl_; }  // engine-internal
   const std::string& uuid() const { return uuid_; }
   const std::string& name() const { return name_; }
   const Geometry& geometry() const { return volume_->geometry(); }
@@ -127,7 +131,6 @@ class Group {
   bool stop(std::string* err);
 
  private:
-  struct Impl;
   Group();
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<Volume> volume_;

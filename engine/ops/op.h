@@ -19,6 +19,7 @@ enum class OpKind : uint8_t {
   MirrorWrite,   // one stripe of RAID 1/10
   DirectWrite,   // RAID 0, may span stripes
   Flush,
+  Maintenance,   // one stripe of resync, rebuild or scrub
 };
 
 struct PoolBuf {
@@ -35,6 +36,9 @@ struct Op {
   OpKind kind = OpKind::Read;
   bool fua = false;
   bool holds_lock = false;
+  bool intent_held = false;   // write_begin ran for this op's stripe
+  uint64_t failed_snapshot = 0;  // failed members when the op was planned
+  bool retry = false;         // the op must be redone (degraded)
   uint64_t off = 0, len = 0;  // logical bytes of this part
   uint8_t* buf = nullptr;
   uint64_t stripe = 0;
@@ -62,6 +66,9 @@ struct Op {
   uint8_t* nd[kMaxMembers];   // per data role: new content over [c0, c1)
   bool nd_pool[kMaxMembers];  // nd[i] is an engine buffer (not the caller's)
   ParityJob job;
+  Volume::Maintenance mkind = Volume::Maintenance::Resync;
+  Volume::MaintenanceResult* mres = nullptr;
+  int rebuild_member = -1;
   Op* next_free = nullptr;
 };
 
@@ -82,6 +89,7 @@ void start_parity_write(Op* op);
 void start_mirror_write(Op* op);
 void start_direct_write(Op* op);
 void start_flush(Op* op);
+void start_maintenance(Op* op);
 
 // Shared helpers (ops/op_common.cpp).
 Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind);
@@ -109,6 +117,8 @@ bool absorb_errors(Op* op);
 // Stripe lock: true when held now; otherwise `resume` runs once granted.
 bool lock_stripe(Op* op, void (*resume)(Op*));
 void unlock_stripe(Op* op);
+// Ends the write-intent window opened by hooks.write_begin, if any.
+void release_write_intent(Op* op);
 // Runs fn(op) on op's home reactor in its next turn (from any thread).
 void resume_on_home(Op* op, void (*fn)(Op*));
 // Per data strip of `stripe`, the bytes of [off, off+len) it holds.

@@ -39,6 +39,9 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind) {
   op->kind = kind;
   op->fua = req->fua;
   op->holds_lock = false;
+  op->intent_held = false;
+  op->retry = false;
+  op->failed_snapshot = 0;
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
   op->pending = 0;
@@ -231,6 +234,12 @@ void unlock_stripe(Op* op) {
     w->holds_lock = true;
     resume_on_home(w, w->lock_resume);
   }
+}
+
+void release_write_intent(Op* op) {
+  if (!op->intent_held) return;
+  op->intent_held = false;
+  if (op->vol->hooks.write_end) op->vol->hooks.write_end(op->stripe);
 }
 
 void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out) {

@@ -43,6 +43,8 @@ static void take_riders(Op* op) {
 
 static void locked(Op* op) {
   take_riders(op);
+  if (op->vol->hooks.write_begin) op->vol->hooks.write_begin(op->stripe);
+  op->intent_held = true;
   plan_write(op);
 }
 
@@ -79,6 +81,7 @@ static void overlay(Op* op) {
 
 static void fail_op(Op* op, int err) {
   release_buffers(op);
+  release_write_intent(op);
   unlock_stripe(op);
   finish_op(op, err);
 }
@@ -224,9 +227,9 @@ static bool take_buffers(Op* op) {
 static void plan_write(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
-  const uint64_t failed = v->failed_mask();
+  const uint64_t failed = v->failed_mask_for(op->stripe);
   if (!g.survives(failed)) return fail_op(op, -EIO);
-  const bool suspect = v->parity_suspect && v->parity_suspect(op->stripe);
+  const bool suspect = v->hooks.parity_suspect && v->hooks.parity_suspect(op->stripe);
   op->wplan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect);
   const WritePlan& p = op->wplan;
   if (!take_buffers(op)) return wait_buffers(op, plan_write);

@@ -22,7 +22,7 @@ static void read_done(Op* op) {
   if (!absorb_errors(op)) return finish_op(op, -EIO);
   // A member failed under us (ours or another op's error): what it
   // returned may be stale; read this part again, degraded.
-  if (had_errors || (op->used & v->failed_mask())) {
+  if (had_errors || op->retry || (op->used & v->failed_mask() & ~op->failed_snapshot)) {
     v->mutable_stats().retried_reads++;
     v->dispatch_read(*op->home, op->req, op->off, op->len, op->buf);
   }
@@ -31,22 +31,23 @@ static void read_done(Op* op) {
 
 void start_read(Op* op) {
   const Geometry& g = op->vol->geometry();
-  const uint64_t failed = op->vol->failed_mask();
   const uint64_t sdb = g.stripe_data_bytes();
   const uint32_t k = g.data_strips();
+  op->failed_snapshot = op->vol->failed_mask();
   begin_phase(op, read_done);
   RunBuilder runs(op, MemberIo::Read, false);
   StripRange r[kMaxMembers];
   for (uint64_t s = op->off / sdb; s <= (op->off + op->len - 1) / sdb; s++) {
     strip_ranges(g, s, op->off, op->len, r);
+    const uint64_t failed = op->vol->failed_mask_for(s);
     for (uint32_t i = 0; i < k; i++) {
       if (r[i].empty()) continue;
       int m = g.is_mirror() ? pick_copy(g, s, i, failed, op->home->id()) : int(g.data_member(s, i));
-      if (m < 0) {  // no copy left: the group has failed
-        runs.flush();
-        op->errored |= 1;  // forces the failure path in read_done
-        end_issue(op);
-        return;
+      if (m < 0 || (failed >> m & 1)) {
+        // No copy left, or the member failed after the request was split:
+        // read_done redoes this part degraded (or fails it with the group).
+        op->retry = true;
+        continue;
       }
       runs.add(uint32_t(m), member_off(op->vol, s, r[i].a), user_ptr(op, s, i, r[i].a), r[i].b - r[i].a);
     }
@@ -111,7 +112,7 @@ static void degraded_read_locked(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips();
-  const uint64_t failed = v->failed_mask();
+  const uint64_t failed = v->failed_mask_for(op->stripe);
   if (!g.survives(failed)) {
     unlock_stripe(op);
     return finish_op(op, -EIO);

@@ -5,6 +5,7 @@ namespace gpuraid {
 
 static void done_absorbing(Op* op) {
   const bool ok = absorb_errors(op);
+  release_write_intent(op);
   unlock_stripe(op);
   finish_op(op, ok ? 0 : -EIO);
 }
@@ -14,11 +15,13 @@ static void done_absorbing(Op* op) {
 static void mirror_locked(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
-  const uint64_t failed = v->failed_mask();
+  const uint64_t failed = v->failed_mask_for(op->stripe);
   if (!g.survives(failed)) {
     unlock_stripe(op);
     return finish_op(op, -EIO);
   }
+  if (v->hooks.write_begin) v->hooks.write_begin(op->stripe);
+  op->intent_held = true;
   begin_phase(op, done_absorbing);
   for (uint32_t i = 0; i < g.data_strips(); i++) {
     const StripRange& r = op->ranges[i];

@@ -45,8 +45,9 @@ class ParityBackend {
   virtual const char* name() const = 0;
   // Takes n jobs. Each job's done() runs once, either before submit returns
   // (CPU backends) or from a later poll() on the same thread (GPU).
-  // Jobs of one submit may run concurrently: no job may write a buffer that
-  // another job of the same batch reads or writes.
+  // Jobs in flight at the same time (across submits) may run concurrently:
+  // no job may write a buffer that another in-flight job reads or writes
+  // (the engine's stripe locks and per-op buffers guarantee it).
   virtual void submit(ParityJob* const* jobs, size_t n) = 0;
   // Runs the completions that are ready; returns how many.
   virtual size_t poll() { return 0; }

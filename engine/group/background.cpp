@@ -1,0 +1,272 @@
+#include "engine/group/background.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace gpuraid {
+
+namespace {
+uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+// Stripes in flight per kind: rebuild and resync go in order (their
+// checkpoints must), init and scrub overlap a few for throughput.
+constexpr uint32_t kWindow[int(Work::kCount)] = {1, 1, 4, 4};
+}  // namespace
+
+struct BackgroundWork::Slot {
+  IoRequest req;
+  Volume::MaintenanceResult res;
+  Work kind = Work::Scrub;
+  uint64_t stripe = 0;
+  BackgroundWork* bw = nullptr;
+};
+
+BackgroundWork::BackgroundWork(Volume& v, WriteIntent& wi) : v_(v), wi_(wi) {
+  kick_task_.arg = this;
+  kick_task_.run = [](Task* t) { static_cast<BackgroundWork*>(t->arg)->run(); };
+}
+
+BackgroundWork::~BackgroundWork() {
+  for (Slot* s : free_slots_) delete s;
+}
+
+void BackgroundWork::attach(Reactor& r) {
+  r_ = &r;
+  kick();
+}
+
+void BackgroundWork::kick() {
+  if (r_ && !kick_pending_.exchange(true)) r_->post(&kick_task_);
+}
+
+void BackgroundWork::arm_rebuild(uint64_t from_stripe) {
+  WorkProgress& p = prog_[int(Work::Rebuild)];
+  p.total_stripes = v_.geometry().stripes();
+  p.done_stripes = from_stripe;
+  p.throttle_base_stripes = from_stripe;
+  p.started_ns = 0;
+  p.active = true;
+  kick();
+}
+
+void BackgroundWork::arm_resync() {
+  WorkProgress& p = prog_[int(Work::Resync)];
+  p.total_stripes = wi_.suspect_regions() * wi_.stripes_per_region();
+  p.done_stripes = 0;
+  p.throttle_base_stripes = 0;
+  p.started_ns = 0;
+  cursor_[int(Work::Resync)] = 0;
+  p.active = p.total_stripes > 0;
+  kick();
+}
+
+void BackgroundWork::arm_init(uint64_t from_stripe) {
+  WorkProgress& p = prog_[int(Work::Init)];
+  p.total_stripes = v_.geometry().stripes();
+  p.done_stripes = from_stripe;
+  p.throttle_base_stripes = from_stripe;
+  p.started_ns = 0;
+  init_cp_ = from_stripe;
+  cursor_[int(Work::Init)] = from_stripe;
+  init_done_window_.clear();
+  p.active = from_stripe < p.total_stripes;
+  kick();
+}
+
+void BackgroundWork::arm_scrub(bool repair) {
+  WorkProgress& p = prog_[int(Work::Scrub)];
+  {
+    std::lock_guard<std::mutex> g(scrub_mu_);
+    scrub_now_ = ScrubSummary{};
+  }
+  scrub_repair_ = repair;
+  stop_scrub_ = false;
+  p.total_stripes = v_.geometry().stripes();
+  p.done_stripes = 0;
+  p.throttle_base_stripes = 0;
+  p.started_ns = 0;
+  cursor_[int(Work::Scrub)] = 0;
+  p.active = true;
+  kick();
+}
+
+bool BackgroundWork::idle() const {
+  for (const auto& p : prog_)
+    if (p.active) return false;
+  return in_flight_ == 0;
+}
+
+ScrubSummary BackgroundWork::last_scrub() const {
+  std::lock_guard<std::mutex> g(scrub_mu_);
+  return prog_[int(Work::Scrub)].active ? scrub_now_ : scrub_last_;
+}
+
+void BackgroundWork::shutdown() {
+  stopping_ = true;
+  while (in_flight_ > 0) {
+    if (Reactor::current() == r_) r_->poll(true, 5);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+uint64_t BackgroundWork::next_stripe(Work w, bool* none) {
+  const uint64_t stripes = v_.geometry().stripes();
+  *none = false;
+  uint64_t& c = cursor_[int(w)];
+  switch (w) {
+    case Work::Rebuild: {
+      uint64_t s = v_.rebuild_checkpoint();
+      if (s >= stripes || v_.rebuilding_member() < 0) *none = true;
+      return s;
+    }
+    case Work::Resync:
+      while (c < stripes && !wi_.suspect_region(wi_.region_of_stripe(c)))
+        c = (wi_.region_of_stripe(c) + 1) * wi_.stripes_per_region();
+      break;
+    case Work::Init:
+    case Work::Scrub: break;
+    case Work::kCount: break;
+  }
+  if (c >= stripes || (w == Work::Scrub && stop_scrub_)) {
+    *none = true;
+    return 0;
+  }
+  return c++;
+}
+
+bool BackgroundWork::issue_one(Work w) {
+  bool none;
+  uint64_t stripe = next_stripe(w, &none);
+  if (none) return false;
+  Slot* s;
+  if (free_slots_.empty()) {
+    s = new Slot();  // at most the largest window, reused afterwards
+    s->bw = this;
+  } else {
+    s = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  s->kind = w;
+  s->stripe = stripe;
+  s->req = IoRequest{};
+  s->req.ctx = s;
+  s->req.done = on_done;
+  Volume::Maintenance m = w == Work::Rebuild ? Volume::Maintenance::Rebuild
+                          : w == Work::Scrub ? (scrub_repair_ ? Volume::Maintenance::ScrubRepair : Volume::Maintenance::Scrub)
+                                             : Volume::Maintenance::Resync;
+  in_flight_++;
+  if (v_.submit_maintenance(*r_, &s->req, m, stripe, &s->res) != 0) {
+    in_flight_--;
+    free_slots_.push_back(s);
+    return false;
+  }
+  return true;
+}
+
+void BackgroundWork::run() {
+  kick_pending_ = false;
+  if (stopping_ || !r_) return;
+  for (int wi = 0; wi < int(Work::kCount); wi++) {
+    Work w = Work(wi);
+    WorkProgress& p = prog_[wi];
+    if (!p.active) continue;
+    if (w == Work::Rebuild && v_.rebuilding_member() < 0) {  // the member failed again
+      p.active = false;
+      continue;
+    }
+    if (p.paused) return;  // a paused kind holds the ones below it back too
+    if (!p.started_ns) p.started_ns = mono_ns();
+    while (in_flight_ < kWindow[wi]) {
+      if (uint64_t rate = p.rate_bytes_s) {  // the housekeeping tick kicks again later
+        const double secs = double(mono_ns() - p.started_ns) / 1e9;
+        const double allowed = double(rate) * secs / v_.geometry().strip_bytes;
+        if (double(p.done_stripes - p.throttle_base_stripes + in_flight_) >= allowed + 1) return;
+      }
+      if (!issue_one(w)) break;
+    }
+    return;  // one kind at a time
+  }
+}
+
+void BackgroundWork::on_done(IoRequest* req) {
+  Slot* s = static_cast<Slot*>(req->ctx);
+  BackgroundWork* b = s->bw;
+  b->in_flight_--;
+  const uint64_t stripes = b->v_.geometry().stripes();
+  WorkProgress& p = b->prog_[int(s->kind)];
+  const int result = req->result;
+  switch (s->kind) {
+    case Work::Rebuild:
+      if (result < 0) {
+        p.active = false;
+        if (b->cb_.rebuild_failed) b->cb_.rebuild_failed(result);
+        break;
+      }
+      p.done_stripes = b->v_.rebuild_checkpoint();
+      if (p.done_stripes >= stripes) {
+        p.active = false;
+        b->v_.finish_rebuild();
+        if (b->cb_.rebuild_done) b->cb_.rebuild_done();
+      }
+      break;
+    case Work::Resync: {
+      p.done_stripes++;
+      const uint64_t region = b->wi_.region_of_stripe(s->stripe);
+      if (s->stripe + 1 == stripes || b->wi_.region_of_stripe(s->stripe + 1) != region) b->wi_.region_resynced(region);
+      if (b->wi_.suspect_regions() == 0) {
+        p.active = false;
+        if (b->cb_.resync_done) b->cb_.resync_done();
+      }
+      break;
+    }
+    case Work::Init: {
+      // The checkpoint moves over stripes finished in order.
+      b->init_done_window_.push_back(s->stripe);
+      uint64_t cp = b->init_cp_;
+      for (auto it = std::find(b->init_done_window_.begin(), b->init_done_window_.end(), cp);
+           it != b->init_done_window_.end(); it = std::find(b->init_done_window_.begin(), b->init_done_window_.end(), cp)) {
+        b->init_done_window_.erase(it);
+        cp++;
+      }
+      b->init_cp_ = cp;
+      p.done_stripes = cp;
+      if (cp >= stripes) {
+        p.active = false;
+        if (b->cb_.init_done) b->cb_.init_done();
+      }
+      break;
+    }
+    case Work::Scrub: {
+      std::unique_lock<std::mutex> g(b->scrub_mu_);
+      p.done_stripes++;
+      if (s->res.skipped) b->scrub_now_.skipped++;
+      else b->scrub_now_.checked++;
+      if (s->res.mismatch_rows) {
+        b->scrub_now_.mismatched++;
+        if (s->res.repaired) b->scrub_now_.repaired++;
+        g.unlock();
+        if (b->cb_.scrub_mismatch) b->cb_.scrub_mismatch(s->stripe, s->res);
+        g.lock();
+      }
+      const bool end = b->cursor_[int(Work::Scrub)] >= stripes || b->stop_scrub_;
+      if (end && b->in_flight_ == 0) {
+        p.active = false;
+        b->scrub_last_ = b->scrub_now_;
+        ScrubSummary sum = b->scrub_last_;
+        g.unlock();
+        if (b->cb_.scrub_done) b->cb_.scrub_done(sum);
+      }
+      break;
+    }
+    case Work::kCount: break;
+  }
+  b->free_slots_.push_back(s);
+  b->run();
+}
+
+}  // namespace gpuraid

@@ -1,0 +1,93 @@
+// The drive group's background work, run stripe by stripe on one reactor:
+// rebuild (first), resync of dirty regions, background init, scrub. One
+// kind runs at a time; each keeps a few stripes in flight (rebuild one, so
+// its checkpoint moves in order) and honours its rate limit. Control
+// threads ask through the atomics below and kick(); all the work itself
+// happens on the reactor's thread.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "engine/group/write_intent.h"
+#include "engine/volume.h"
+
+namespace gpuraid {
+
+enum class Work : uint8_t { Rebuild, Resync, Init, Scrub, kCount };
+
+struct WorkProgress {
+  std::atomic<bool> active{false}, paused{false};
+  std::atomic<uint64_t> done_stripes{0}, total_stripes{0};
+  std::atomic<uint64_t> rate_bytes_s{0};  // 0 = unlimited (member bytes per second)
+  uint64_t started_ns = 0;                // reactor thread only
+  uint64_t throttle_base_stripes = 0;
+};
+
+struct ScrubSummary {
+  uint64_t checked = 0, skipped = 0, mismatched = 0, repaired = 0;
+};
+
+struct WorkCallbacks {
+  // Reactor thread. Each may be empty.
+  std::function<void()> rebuild_done, init_done, resync_done;
+  std::function<void(int err)> rebuild_failed;
+  std::function<void(uint64_t stripe, const Volume::MaintenanceResult&)> scrub_mismatch;
+  std::function<void(const ScrubSummary&)> scrub_done;
+};
+
+class BackgroundWork {
+ public:
+  BackgroundWork(Volume& v, WriteIntent& wi);
+  ~BackgroundWork();
+  void set_callbacks(WorkCallbacks cb) { cb_ = std::move(cb); }
+  void attach(Reactor& r);
+  Reactor* reactor() const { return r_; }
+
+  // Control side (any thread): arm a kind of work, then kick().
+  void arm_rebuild(uint64_t from_stripe);
+  void arm_resync();
+  void arm_init(uint64_t from_stripe);
+  void arm_scrub(bool repair);
+  void stop_scrub() { stop_scrub_.store(true); kick(); }
+  void set_paused(Work w, bool p) { prog_[int(w)].paused.store(p); kick(); }
+  void set_rate(Work w, uint64_t bytes_s) { prog_[int(w)].rate_bytes_s.store(bytes_s); }
+  // Stops issuing and waits for in-flight stripes (polls the reactor when
+  // the caller owns it).
+  void shutdown();
+  // Wakes the work on its reactor (rate limits and pauses are re-checked).
+  void kick();
+
+  const WorkProgress& progress(Work w) const { return prog_[int(w)]; }
+  uint64_t init_checkpoint() const { return init_cp_.load(); }
+  bool idle() const;
+  ScrubSummary last_scrub() const;
+
+ private:
+  struct Slot;
+  void run();                 // reactor thread
+  bool issue_one(Work w);     // reactor thread
+  static void on_done(IoRequest* req);
+  uint64_t next_stripe(Work w, bool* none);
+
+  Volume& v_;
+  WriteIntent& wi_;
+  Reactor* r_ = nullptr;
+  WorkCallbacks cb_;
+  WorkProgress prog_[int(Work::kCount)];
+  std::atomic<bool> stopping_{false}, stop_scrub_{false}, scrub_repair_{false};
+  std::atomic<bool> kick_pending_{false};
+  Task kick_task_;
+  std::atomic<uint32_t> in_flight_{0};
+  // Reactor-thread state.
+  uint64_t cursor_[int(Work::kCount)] = {};
+  std::vector<uint64_t> init_done_window_;  // stripes finished above the checkpoint
+  std::atomic<uint64_t> init_cp_{0};
+  mutable std::mutex scrub_mu_;
+  ScrubSummary scrub_now_, scrub_last_;
+  std::vector<Slot*> free_slots_;
+};
+
+}  // namespace gpuraid

@@ -1,0 +1,409 @@
+// Group: create, assemble, and the operator actions. Background work lives
+// in background.cpp, the bitmap in write_intent.cpp, periodic persistence in
+// housekeeping.cpp.
+#include "engine/group/group.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include "engine/group/group_impl.h"
+#include "engine/group/metadata_io.h"
+
+namespace gpuraid {
+
+const char* member_state_name(MemberState s) {
+  switch (s) {
+    case MemberState::Active: return "active";
+    case MemberState::Failed: return "failed";
+    case MemberState::Rebuilding: return "rebuilding";
+    case MemberState::Missing: return "missing";
+  }
+  return "?";
+}
+
+const char* group_state_name(GroupState s) {
+  switch (s) {
+    case GroupState::Optimal: return "optimal";
+    case GroupState::Degraded: return "degraded";
+    case GroupState::Rebuilding: return "rebuilding";
+    case GroupState::Failed: return "failed";
+  }
+  return "?";
+}
+
+const char* group_event_name(GroupEvent::Kind k) {
+  static const char* names[] = {"member_failed", "spare_taken", "rebuild_started", "rebuild_progress",
+                                "rebuild_finished", "resync_started", "resync_finished", "init_started",
+                                "init_finished", "scrub_started", "scrub_progress", "scrub_finished",
+                                "mismatch_found", "group_failed"};
+  return names[int(k)];
+}
+
+Group::Group() = default;
+
+Group::~Group() {
+  if (impl_) {
+    impl_->hk_stop = true;
+    if (impl_->housekeeper.joinable()) impl_->housekeeper.join();
+    if (impl_->bg) impl_->bg->shutdown();
+  }
+  volume_.reset();
+}
+
+static bool fail(std::string* err, const std::string& m) {
+  if (err) *err = m;
+  return false;
+}
+
+// Bitmap granularity: a power of two of at least one strip, grown until
+// the bitmap fits its area.
+static bool pick_region(uint64_t want, uint32_t strip, uint64_t member_bytes, uint64_t* out, std::string* err) {
+  if (want < strip || (want & (want - 1)))
+    return fail(err, "bitmap region must be a power of two of at least one strip (" + std::to_string(strip) + " bytes)");
+  while ((member_bytes + want - 1) / want > kBitmapMaxBytes * 8) want *= 2;
+  *out = want;
+  return true;
+}
+
+std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr<Drive>> members,
+                                     const GroupConfig& cfg, std::string* err) {
+  if (members.empty()) return fail(err, "no members given"), nullptr;
+  if (cfg.name.size() > 63) return fail(err, "group name longer than 63 bytes"), nullptr;
+  for (auto& d : members) {
+    if (d->type() == DriveType::Null)
+      return fail(err, d->path() + " is a null drive: it cannot hold a group's metadata"), nullptr;
+    std::string what;
+    if (!cfg.force && drive_holds_data(*d, &what))
+      return fail(err, d->path() + " holds " + what + ": refusing to overwrite it (force to override)"), nullptr;
+  }
+  std::vector<Drive*> ptrs;
+  for (auto& d : members) ptrs.push_back(d.get());
+  Geometry g;
+  std::string note;
+  if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, kMetadataBytes, &g, &note, err)) return nullptr;
+  uint64_t region;
+  if (!pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes, &region, err)) return nullptr;
+
+  std::unique_ptr<Group> grp(new Group());
+  grp->impl_ = std::make_unique<Impl>(engine);
+  Impl& im = *grp->impl_;
+  Superblock& sb = im.sb;
+  sb.group_uuid = new_uuid();
+  sb.level = g.level;
+  sb.members = g.members;
+  sb.parity = g.parity;
+  sb.strip_bytes = g.strip_bytes;
+  sb.member_data_bytes = g.member_data_bytes;
+  sb.bitmap_region_bytes = region;
+  sb.created_unix = uint64_t(time(nullptr));
+  sb.name = cfg.name;
+  const bool zeroed = cfg.assume_zeroed || !g.has_parity() && !g.is_mirror();
+  sb.flags = kFlagClean | (zeroed ? kFlagInitialized : 0);
+  for (uint32_t i = 0; i < g.members; i++) sb.slots[i] = Slot{new_uuid(), SlotState::Active, 0};
+  im.drives.resize(kMaxSlots);
+  for (uint32_t i = 0; i < g.members; i++) im.drives[i] = std::move(members[i]);
+  // Zero every member's bitmap, then the superblocks (which make it a member).
+  std::vector<uint8_t> zeros((g.member_data_bytes / region + 8) / 8, 0);
+  for (uint32_t i = 0; i < g.members; i++)
+    for (uint64_t b = 0; b * 4096 < zeros.size() || b == 0; b++)
+      if (!write_bitmap_block(*im.drives[i], zeros.data(), zeros.size(), b, err)) return nullptr;
+  {
+    std::lock_guard<std::mutex> l(im.mu);
+    im.persist_locked();
+  }
+  std::vector<Drive*> vm;
+  for (uint32_t i = 0; i < g.members; i++) vm.push_back(im.drives[i].get());
+  grp->volume_ = Volume::create(engine, g, vm, kMetadataBytes, err);
+  if (!grp->volume_) return nullptr;
+  grp->uuid_ = uuid_str(sb.group_uuid);
+  grp->name_ = cfg.name;
+  im.wire(*grp);
+  return grp;
+}
+
+std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
+                                       std::string* note, std::string* err, bool force) {
+  if (drives.empty()) return fail(err, "no drives given"), nullptr;
+  std::vector<SuperblockRead> reads;
+  for (auto& d : drives) {
+    reads.push_back(read_superblock(*d));
+    if (!reads.back().ok) return fail(err, d->path() + ": " + reads.back().why()), nullptr;
+  }
+  // One group, the newest generation's member table.
+  size_t best = 0;
+  for (size_t i = 0; i < reads.size(); i++) {
+    if (reads[i].sb.group_uuid != reads[0].sb.group_uuid)
+      return fail(err, drives[i]->path() + " belongs to group " + uuid_str(reads[i].sb.group_uuid) + ", " +
+                           drives[0]->path() + " to group " + uuid_str(reads[0].sb.group_uuid) +
+                           ": members of two different groups"), nullptr;
+    if (reads[i].sb.generation > reads[best].sb.generation) best = i;
+  }
+  const Superblock top = reads[best].sb;
+  std::map<Uuid, size_t> by_uuid;
+  for (size_t i = 0; i < reads.size(); i++)
+    if (!by_uuid.emplace(reads[i].sb.member_uuid, i).second)
+      return fail(err, drives[i]->path() + " has the same member id as another drive (a copy?)"), nullptr;
+
+  std::unique_ptr<Group> grp(new Group());
+  grp->impl_ = std::make_unique<Impl>(engine);
+  Impl& im = *grp->impl_;
+  im.sb = top;
+  im.drives.resize(kMaxSlots);
+  std::string notes;
+  uint64_t failed = 0;
+  int rebuilding = -1;
+  for (uint32_t s = 0; s < kMaxSlots; s++) {
+    Slot& sl = im.sb.slots[s];
+    if (sl.state == SlotState::Empty) continue;
+    auto it = by_uuid.find(sl.uuid);
+    const bool here = it != by_uuid.end();
+    // A drive that missed more than the last update (a crash can interrupt
+    // one) was out of the group for a while: never trusted, rebuilt.
+    const bool current = here && reads[it->second].sb.generation + 1 >= top.generation;
+    if (here) im.drives[s] = std::move(drives[it->second]);
+    if (s >= top.members) {
+      if (sl.state == SlotState::Spare && !here) sl.state = SlotState::Empty;
+      continue;
+    }
+    if (sl.state == SlotState::Active && !current) {
+      notes += "member " + std::to_string(s) + (here ? " is stale (generation " + std::to_string(reads[it->second].sb.generation) + " < " + std::to_string(top.generation) + ")" : " is missing") + "; ";
+      sl.state = SlotState::Failed;
+    }
+    if (sl.state == SlotState::Rebuilding && !here) sl.state = SlotState::Failed;
+    if (sl.state == SlotState::Failed) failed |= 1ull << s;
+    if (sl.state == SlotState::Rebuilding) rebuilding = int(s);
+  }
+  for (size_t i = 0; i < drives.size(); i++)
+    if (drives[i]) return fail(err, drives[i]->path() + " was a member of this group but is no longer listed in it"), nullptr;
+  Geometry g;
+  if (!Geometry::make(top.level, top.members, top.level == Level::EC ? top.parity : 0, top.strip_bytes,
+                      top.member_data_bytes, &g, err))
+    return nullptr;
+  const uint64_t unusable = failed | (rebuilding >= 0 ? 1ull << rebuilding : 0);
+  if (!g.survives(unusable))
+    return fail(err, "too few members to start: " + std::to_string(g.members - __builtin_popcountll(unusable)) +
+                         " of " + std::to_string(g.members) + " usable (" + notes + "); " + level_name(g.level) +
+                         " needs at least " + std::to_string(g.members - g.guaranteed_redundancy())), nullptr;
+  // An unclean stop leaves dirty regions: their parity is recomputed. A
+  // degraded array cannot do that (the write hole): refuse unless forced.
+  std::vector<uint8_t> dirty;
+  const bool unclean = !(top.flags & kFlagClean);
+  if (unclean) {
+    const uint64_t bytes = (top.bitmap_regions() + 7) / 8;
+    for (uint32_t s = 0; s < g.members; s++) {
+      if (!im.present(s) || (failed >> s & 1)) continue;
+      std::vector<uint8_t> bits;
+      if (!read_bitmap(*im.drives[s], bytes, &bits, err)) return nullptr;
+      if (dirty.empty()) dirty.assign(bytes, 0);
+      for (size_t i = 0; i < bytes; i++) dirty[i] |= bits[i];
+    }
+    uint64_t n = 0;
+    for (uint8_t b : dirty) n += __builtin_popcount(b);
+    if (n && unusable && g.has_parity() && !force)
+      return fail(err, "stopped uncleanly while degraded: parity of " + std::to_string(n) +
+                           " dirty regions may be stale and cannot be recomputed; start with force to accept that"), nullptr;
+    if (n) notes += "unclean stop: " + std::to_string(n) + " dirty regions will be resynced; ";
+  }
+  // Missing members get a null stand-in (never used: they are failed).
+  std::vector<Drive*> vm;
+  for (uint32_t s = 0; s < g.members; s++) {
+    if (!im.present(s)) {
+      DriveSpec ns{DriveType::Null, "missing-member-" + std::to_string(s), kMetadataBytes + g.member_data_bytes, false};
+      im.drives[s] = Drive::open(ns, err);
+    }
+    vm.push_back(im.drives[s].get());
+  }
+  grp->volume_ = Volume::create(engine, g, vm, top.data_offset, err);
+  if (!grp->volume_) return nullptr;
+  for (uint32_t s = 0; s < g.members; s++)
+    if (failed >> s & 1 || int(s) == rebuilding) grp->volume_->fail_member(s, -ENODEV);  // before hooks: not persisted again
+  if (rebuilding >= 0) {
+    const uint64_t cp = im.sb.slots[rebuilding].rebuild_checkpoint / g.strip_bytes;
+    if (!grp->volume_->start_rebuild(uint32_t(rebuilding), im.drives[rebuilding].get(), cp, err)) return nullptr;
+    im.persisted_rebuild_cp = cp;
+    notes += "rebuild of member " + std::to_string(rebuilding) + " resumes at " + std::to_string(cp * 100 / std::max<uint64_t>(1, g.stripes())) + "%; ";
+  }
+  if (failed) notes += "starting degraded; ";
+  grp->uuid_ = uuid_str(top.group_uuid);
+  grp->name_ = top.name;
+  im.wire(*grp);
+  if (!dirty.empty()) {
+    im.wi->set_suspect(dirty);
+    if (im.wi->suspect_regions()) {
+      im.bg->arm_resync();
+      im.emit(GroupEvent::ResyncStarted, -1, std::to_string(im.wi->suspect_regions()) + " dirty regions");
+    }
+  }
+  if (rebuilding >= 0) im.bg->arm_rebuild(grp->volume_->rebuild_checkpoint());
+  if (note) *note = notes;
+  return grp;
+}
+
+void Group::set_event_handler(std::function<void(const GroupEvent&)> h) {
+  std::lock_guard<std::mutex> l(impl_->ev_mu);
+  impl_->on_event = std::move(h);
+}
+
+void Group::start_background(Reactor& r) { impl_->bg->attach(r); }
+
+uint64_t Group::generation() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->sb.generation;
+}
+
+GroupState Group::state() const {
+  if (volume_->failed()) return GroupState::Failed;
+  if (volume_->rebuilding_member() >= 0) return GroupState::Rebuilding;
+  if (volume_->failed_mask()) return GroupState::Degraded;
+  return GroupState::Optimal;
+}
+
+std::vector<MemberInfo> Group::members() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  std::vector<MemberInfo> out;
+  for (uint32_t s = 0; s < kMaxSlots; s++) {
+    const Slot& sl = impl_->sb.slots[s];
+    if (sl.state == SlotState::Empty || sl.state == SlotState::Spare) continue;
+    MemberInfo m;
+    m.index = s;
+    m.path = impl_->present(s) ? impl_->drives[s]->path() : "";
+    m.uuid = uuid_str(sl.uuid);
+    m.state = sl.state == SlotState::Active ? MemberState::Active
+              : sl.state == SlotState::Rebuilding ? MemberState::Rebuilding
+              : impl_->present(s) ? MemberState::Failed : MemberState::Missing;
+    m.rebuild_checkpoint_bytes = m.state == MemberState::Rebuilding
+                                     ? volume_->rebuild_checkpoint() * volume_->geometry().strip_bytes : 0;
+    out.push_back(m);
+  }
+  return out;
+}
+
+size_t Group::spare_count() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  size_t n = 0;
+  for (const Slot& s : impl_->sb.slots) n += s.state == SlotState::Spare;
+  return n;
+}
+
+bool Group::fail_member(uint32_t index, std::string* err) {
+  if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
+  if (volume_->failed_mask() >> index & 1) return fail(err, "member " + std::to_string(index) + " is already failed");
+  if (!volume_->geometry().survives(volume_->unusable_mask() | 1ull << index))
+    return fail(err, "failing member " + std::to_string(index) + " would fail the group (no redundancy left)");
+  volume_->fail_member(index, -ECANCELED);
+  return true;
+}
+
+bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err) {
+  if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
+  if (!(volume_->failed_mask() >> index & 1))
+    return fail(err, "member " + std::to_string(index) + " is not failed: fail it first");
+  if (volume_->rebuilding_member() >= 0) return fail(err, "a rebuild is already running");
+  if (!drive || drive->type() == DriveType::Null) return fail(err, "the replacement must be a real drive");
+  std::string what;
+  if (!force && drive_holds_data(*drive, &what))
+    return fail(err, drive->path() + " holds " + what + ": refusing to overwrite it (force to override)");
+  return impl_->start_replacement(index, std::move(drive), false, err);
+}
+
+bool Group::add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err) {
+  Impl& im = *impl_;
+  if (!drive || drive->type() == DriveType::Null) return fail(err, "a spare must be a real drive");
+  const Geometry& g = volume_->geometry();
+  if (drive->size_bytes() < kMetadataBytes + g.member_data_bytes)
+    return fail(err, drive->path() + " is too small to be a spare: needs " + std::to_string(kMetadataBytes + g.member_data_bytes) + " bytes");
+  std::string what;
+  if (!force && drive_holds_data(*drive, &what))
+    return fail(err, drive->path() + " holds " + what + ": refusing to overwrite it (force to override)");
+  {
+    std::lock_guard<std::mutex> l(im.mu);
+    uint32_t s = g.members;
+    while (s < kMaxSlots && im.sb.slots[s].state != SlotState::Empty) s++;
+    if (s == kMaxSlots) return fail(err, "no room for another spare");
+    im.sb.slots[s] = Slot{new_uuid(), SlotState::Spare, 0};
+    im.drives[s] = std::move(drive);
+    im.persist_locked();
+  }
+  // A failed member waiting for a spare takes it now.
+  if (volume_->failed_mask()) im.want_auto_replace = true;
+  return true;
+}
+
+bool Group::start_scrub(bool repair, std::string* err) {
+  const Geometry& g = volume_->geometry();
+  if (!g.has_parity() && !g.is_mirror()) return fail(err, "raid0 has no redundancy to check");
+  if (impl_->bg->progress(Work::Scrub).active) return fail(err, "a scrub is already running");
+  {
+    std::lock_guard<std::mutex> l(impl_->scrub_mu);
+    impl_->scrub_report = ScrubReport{};
+  }
+  impl_->bg->arm_scrub(repair);
+  impl_->emit(GroupEvent::ScrubStarted, -1, repair ? "repair" : "check");
+  return true;
+}
+
+void Group::pause_rebuild(bool p) { impl_->bg->set_paused(Work::Rebuild, p); }
+void Group::pause_scrub(bool p) { impl_->bg->set_paused(Work::Scrub, p); }
+void Group::stop_scrub() { impl_->bg->stop_scrub(); }
+void Group::set_rebuild_rate(uint64_t b) {
+  impl_->bg->set_rate(Work::Rebuild, b);
+  impl_->bg->set_rate(Work::Resync, b);
+  impl_->bg->set_rate(Work::Init, b);
+}
+void Group::set_scrub_rate(uint64_t b) { impl_->bg->set_rate(Work::Scrub, b); }
+
+static Progress progress_of(const Group::Impl& im, Work w) {
+  const WorkProgress& p = im.bg->progress(w);
+  Progress r;
+  r.running = p.active;
+  r.paused = p.paused;
+  const uint64_t strip = im.vol->geometry().strip_bytes;
+  r.total_bytes = p.total_stripes * strip;
+  r.done_bytes = std::min(p.done_stripes.load(), p.total_stripes.load()) * strip;
+  r.fraction = r.total_bytes ? double(r.done_bytes) / double(r.total_bytes) : (p.active ? 0 : 1);
+  r.rate_bytes_s = im.rates[int(w)].bytes_s;
+  r.eta_s = r.rate_bytes_s > 0 ? double(r.total_bytes - r.done_bytes) / r.rate_bytes_s : 0;
+  return r;
+}
+
+Progress Group::rebuild_progress() const { return progress_of(*impl_, Work::Rebuild); }
+Progress Group::resync_progress() const { return progress_of(*impl_, Work::Resync); }
+Progress Group::init_progress() const { return progress_of(*impl_, Work::Init); }
+Progress Group::scrub_progress() const { return progress_of(*impl_, Work::Scrub); }
+
+ScrubReport Group::last_scrub() const {
+  std::lock_guard<std::mutex> l(impl_->scrub_mu);
+  ScrubReport r = impl_->scrub_report;
+  ScrubSummary s = impl_->bg->last_scrub();
+  r.stripes_checked = s.checked;
+  r.mismatched_stripes = s.mismatched;
+  r.repaired_stripes = s.repaired;
+  return r;
+}
+
+bool Group::redundancy_claimed() const {
+  const Impl& im = *impl_;
+  return volume_->unusable_mask() == 0 && im.wi->suspect_regions() == 0 && !im.bg->progress(Work::Init).active &&
+         !im.bg->progress(Work::Rebuild).active;
+}
+
+bool Group::stop(std::string* err) {
+  Impl& im = *impl_;
+  im.bg->shutdown();
+  im.hk_stop = true;
+  if (im.housekeeper.joinable()) im.housekeeper.join();
+  im.housekeeping_tick(true);  // last checkpoints
+  if (!im.flush_members()) return fail(err, "flushing the members failed");
+  // Clean only when no region still waits for its resync.
+  const bool clean = im.wi->suspect_regions() == 0;
+  if (clean && !im.wi->clear_all(err)) return false;
+  std::lock_guard<std::mutex> l(im.mu);
+  if (clean) im.sb.flags |= kFlagClean;
+  im.persist_locked();
+  return true;
+}
+
+}  // namespace gpuraid

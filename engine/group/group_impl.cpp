@@ -1,0 +1,243 @@
+// Group internals: persistence, wiring into the volume, spares and
+// replacement, and the housekeeping thread (rate kicks, bitmap clearing,
+// checkpoint persistence, automatic spare takeover) — the blocking
+// metadata I/O lives here, off the reactors.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "engine/group/group_impl.h"
+#include "engine/group/metadata_io.h"
+
+namespace gpuraid {
+
+namespace {
+uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+constexpr uint64_t kBitmapIdleNs = 5'000'000'000ull;  // clear a region's bit after 5 s without writes
+}  // namespace
+
+void Group::Impl::emit(GroupEvent::Kind k, int member, const std::string& msg) {
+  std::lock_guard<std::mutex> l(ev_mu);
+  if (on_event) on_event(GroupEvent{k, member, msg});
+}
+
+void Group::Impl::persist_locked() {
+  sb.generation++;
+  for (uint32_t s = 0; s < kMaxSlots; s++) {
+    const SlotState st = sb.slots[s].state;
+    if (!present(s) || (st != SlotState::Active && st != SlotState::Rebuilding && st != SlotState::Spare)) continue;
+    Superblock copy = sb;
+    copy.slot = s;
+    copy.member_uuid = sb.slots[s].uuid;
+    std::string e;
+    // A member that cannot take its superblock is failing: its data I/O
+    // fails it; the others carry the new generation.
+    write_superblock(*drives[s], copy, &e);
+  }
+}
+
+std::vector<Drive*> Group::Impl::writable_members() const {
+  std::vector<Drive*> out;
+  const uint64_t failed = vol->failed_mask();
+  for (uint32_t m = 0; m < vol->geometry().members; m++) {
+    Drive* d = vol->member(m);
+    if (!(failed >> m & 1) && d->type() != DriveType::Null) out.push_back(d);
+  }
+  return out;
+}
+
+bool Group::Impl::flush_members() {
+  bool ok = true;
+  for (Drive* d : writable_members()) ok &= fdatasync(d->fd()) == 0;
+  return ok;
+}
+
+void Group::Impl::wire(Group& g) {
+  self = &g;
+  vol = g.volume_.get();
+  const Geometry& geo = vol->geometry();
+  wi = std::make_unique<WriteIntent>(sb.bitmap_regions(), sb.bitmap_region_bytes, geo.strip_bytes,
+                                     [this] { return writable_members(); });
+  bg = std::make_unique<BackgroundWork>(*vol, *wi);
+  initialized = (sb.flags & kFlagInitialized) != 0;
+  WorkCallbacks cb;
+  cb.rebuild_done = [this] { rebuild_finished = true; };
+  cb.rebuild_failed = [this](int e) { rebuild_failed_err = e; };
+  cb.init_done = [this] { init_finished = true; };
+  cb.resync_done = [this] { emit(GroupEvent::ResyncFinished, -1, "dirty regions resynced"); };
+  cb.scrub_mismatch = [this](uint64_t stripe, const Volume::MaintenanceResult& r) {
+    {
+      std::lock_guard<std::mutex> l(scrub_mu);
+      if (scrub_report.mismatch_stripes.size() < 64) {
+        scrub_report.mismatch_stripes.push_back(stripe);
+        scrub_report.located_members.push_back(r.located_member);
+      }
+    }
+    emit(GroupEvent::MismatchFound, r.located_member,
+         "stripe " + std::to_string(stripe) + (r.located_member >= 0 ? ": member " + std::to_string(r.located_member) + " holds the corrupt strip" : "") +
+             (r.repaired ? " (repaired)" : ""));
+  };
+  cb.scrub_done = [this](const ScrubSummary& s) {
+    emit(GroupEvent::ScrubFinished, -1,
+         std::to_string(s.checked) + " stripes checked, " + std::to_string(s.mismatched) + " mismatched, " +
+             std::to_string(s.repaired) + " repaired, " + std::to_string(s.skipped) + " skipped (degraded)");
+  };
+  bg->set_callbacks(cb);
+  vol->hooks.parity_suspect = [this](uint64_t stripe) {
+    return wi->suspect_stripe(stripe) || (!initialized.load(std::memory_order_relaxed) && stripe >= bg->init_checkpoint());
+  };
+  vol->hooks.write_begin = [this](uint64_t stripe) { wi->begin(stripe); };
+  vol->hooks.write_end = [this](uint64_t stripe) { wi->end(stripe); };
+  vol->hooks.persist_failure = [this](uint32_t m, int) {
+    std::lock_guard<std::mutex> l(mu);
+    sb.slots[m].state = SlotState::Failed;
+    sb.slots[m].rebuild_checkpoint = 0;
+    persist_locked();
+  };
+  Volume::Events ev;
+  ev.member_failed = [this](uint32_t m, int e) {
+    emit(GroupEvent::MemberFailed, int(m), std::string("member ") + std::to_string(m) + " failed: " + strerror(-e));
+    want_auto_replace = true;
+  };
+  ev.group_failed = [this] { emit(GroupEvent::GroupFailed, -1, "more members failed than the level survives"); };
+  vol->set_events(ev);
+  if (!initialized) {
+    bg->arm_init(sb.init_checkpoint);
+    persisted_init_cp = sb.init_checkpoint;
+    emit(GroupEvent::InitStarted, -1, "background initialization");
+  }
+  {
+    std::lock_guard<std::mutex> l(mu);
+    sb.flags &= ~uint32_t(kFlagClean);  // running: an unclean stop from now on leaves this cleared
+    persist_locked();
+  }
+  housekeeper = std::thread([this] { housekeeping_loop(); });
+}
+
+bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare, std::string* err) {
+  const Geometry& g = vol->geometry();
+  if (d->size_bytes() < kMetadataBytes + g.member_data_bytes) {
+    *err = d->path() + " is too small: needs " + std::to_string(kMetadataBytes + g.member_data_bytes) + " bytes";
+    return false;
+  }
+  std::vector<uint8_t> zeros(std::max<uint64_t>(1, wi->bitmap_bytes()), 0);
+  for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
+    if (!write_bitmap_block(*d, zeros.data(), zeros.size(), b, err)) return false;
+  Drive* raw = d.get();
+  {
+    std::lock_guard<std::mutex> l(mu);
+    sb.slots[member] = Slot{new_uuid(), SlotState::Rebuilding, 0};
+    retired.push_back(std::move(drives[member]));
+    drives[member] = std::move(d);
+    persist_locked();
+  }
+  persisted_rebuild_cp = 0;
+  rebuild_slot = int(member);
+  if (!vol->start_rebuild(member, raw, 0, err)) return false;
+  bg->arm_rebuild(0);
+  if (from_spare) emit(GroupEvent::SpareTaken, int(member), raw->path() + " replaces member " + std::to_string(member));
+  emit(GroupEvent::RebuildStarted, int(member), "rebuilding member " + std::to_string(member) + " onto " + raw->path());
+  return true;
+}
+
+bool Group::Impl::take_spare_for(uint32_t member, std::string* err) {
+  std::unique_ptr<Drive> d;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    for (uint32_t s = vol->geometry().members; s < kMaxSlots && !d; s++)
+      if (sb.slots[s].state == SlotState::Spare && present(s)) {
+        d = std::move(drives[s]);
+        sb.slots[s] = Slot{};
+      }
+  }
+  if (!d) {
+    *err = "no spare";
+    return false;
+  }
+  return start_replacement(member, std::move(d), true, err);
+}
+
+void Group::Impl::housekeeping_loop() {
+  for (uint32_t tick = 0; !hk_stop; tick++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    housekeeping_tick(tick % 20 == 0);
+  }
+}
+
+void Group::Impl::housekeeping_tick(bool slow) {
+  const Geometry& g = vol->geometry();
+  bg->kick();  // rate-limited work continues
+  const uint64_t now = mono_ns();
+  for (int w = 0; w < int(Work::kCount); w++) {
+    Rate& r = rates[w];
+    const uint64_t done = bg->progress(Work(w)).done_stripes * g.strip_bytes;
+    if (r.t_ns && now > r.t_ns && done >= r.done) {
+      const double inst = double(done - r.done) / (double(now - r.t_ns) / 1e9);
+      r.bytes_s = r.bytes_s * 0.8 + inst * 0.2;
+    }
+    r.t_ns = now;
+    r.done = done;
+  }
+  if (int e = rebuild_failed_err.exchange(0))
+    emit(GroupEvent::RebuildFinished, rebuild_slot, std::string("rebuild stopped: ") + strerror(-e));
+  if (rebuild_finished.exchange(false)) {
+    const int m = rebuild_slot.exchange(-1);
+    if (m >= 0) {
+      fdatasync(vol->member(uint32_t(m))->fd());
+      std::lock_guard<std::mutex> l(mu);
+      sb.slots[m].state = SlotState::Active;
+      sb.slots[m].rebuild_checkpoint = 0;
+      persist_locked();
+    }
+    emit(GroupEvent::RebuildFinished, m, "member " + std::to_string(m) + " rebuilt");
+  }
+  if (init_finished.exchange(false)) {
+    flush_members();
+    {
+      std::lock_guard<std::mutex> l(mu);
+      sb.flags |= kFlagInitialized;
+      sb.init_checkpoint = g.stripes();
+      persist_locked();
+    }
+    initialized = true;
+    emit(GroupEvent::InitFinished, -1, "initialized");
+  }
+  if (want_auto_replace.exchange(false) && vol->rebuilding_member() < 0 && !vol->failed()) {
+    const uint64_t failed = vol->failed_mask();
+    for (uint32_t m = 0; m < g.members; m++) {
+      std::string err;
+      if ((failed >> m & 1) && take_spare_for(m, &err)) break;
+    }
+  }
+  if (!slow) return;
+  wi->clear_idle(kBitmapIdleNs, [this] { return flush_members(); });
+  const int rm = vol->rebuilding_member();
+  const uint64_t rcp = vol->rebuild_checkpoint();
+  if (rm >= 0 && rcp > persisted_rebuild_cp && rcp < g.stripes()) {
+    // The new member's data below the checkpoint is durable before the checkpoint says so.
+    if (fdatasync(vol->member(uint32_t(rm))->fd()) == 0) {
+      std::lock_guard<std::mutex> l(mu);
+      sb.slots[rm].rebuild_checkpoint = rcp * g.strip_bytes;
+      persist_locked();
+      persisted_rebuild_cp = rcp;
+    }
+    emit(GroupEvent::RebuildProgress, rm, std::to_string(rcp * 100 / g.stripes()) + "%");
+  }
+  const uint64_t icp = bg->init_checkpoint();
+  if (!initialized && icp > persisted_init_cp && flush_members()) {
+    std::lock_guard<std::mutex> l(mu);
+    sb.init_checkpoint = icp;
+    persist_locked();
+    persisted_init_cp = icp;
+  }
+  if (bg->progress(Work::Scrub).active)
+    emit(GroupEvent::ScrubProgress, -1,
+         std::to_string(bg->progress(Work::Scrub).done_stripes * 100 / std::max<uint64_t>(1, g.stripes())) + "%");
+}
+
+}  // namespace gpuraid

@@ -1,0 +1,58 @@
+// Group internals shared by group*.cpp (not part of the public API).
+#pragma once
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "engine/group/background.h"
+#include "engine/group/group.h"
+#include "engine/group/superblock.h"
+#include "engine/group/write_intent.h"
+
+namespace gpuraid {
+
+struct Group::Impl {
+  explicit Impl(Engine& e) : engine(e) {}
+  Engine& engine;
+  Group* self = nullptr;
+  Volume* vol = nullptr;
+  mutable std::mutex mu;  // sb and drives; never held while calling into Volume's failure paths
+  Superblock sb;
+  std::vector<std::unique_ptr<Drive>> drives;   // per slot (kMaxSlots); members 0..n-1, spares above
+  std::vector<std::unique_ptr<Drive>> retired;  // replaced drives, kept while I/O may still name them
+  std::unique_ptr<WriteIntent> wi;
+  std::unique_ptr<BackgroundWork> bg;
+
+  std::mutex ev_mu;
+  std::function<void(const GroupEvent&)> on_event;
+
+  std::thread housekeeper;
+  std::atomic<bool> hk_stop{false};
+  std::atomic<bool> want_auto_replace{false};
+  std::atomic<bool> rebuild_finished{false}, init_finished{false};
+  std::atomic<int> rebuild_failed_err{0};
+  std::atomic<int> rebuild_slot{-1};
+  std::atomic<bool> initialized{false};
+  uint64_t persisted_rebuild_cp = 0, persisted_init_cp = 0;
+  struct Rate {
+    uint64_t t_ns = 0, done = 0;
+    std::atomic<double> bytes_s{0};
+  } rates[int(Work::kCount)];
+
+  mutable std::mutex scrub_mu;
+  ScrubReport scrub_report;
+
+  void emit(GroupEvent::Kind k, int member, const std::string& msg);
+  // Writes the superblock (generation + 1) to every present member and spare.
+  void persist_locked();
+  bool present(uint32_t slot) const { return slot < drives.size() && drives[slot] && drives[slot]->type() != DriveType::Null; }
+  std::vector<Drive*> writable_members() const;  // for the bitmap
+  bool flush_members();
+  void housekeeping_loop();
+  void housekeeping_tick(bool slow);
+  bool take_spare_for(uint32_t member, std::string* err);
+  bool start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare_slot, std::string* err);
+  void wire(Group& g);  // hooks, events, background, housekeeping; the group starts running
+};
+
+}  // namespace gpuraid

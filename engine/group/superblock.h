@@ -1,0 +1,68 @@
+// The on-disk superblock of a member (format version 1). Two copies per
+// member (docs/ON-DISK.md gives every field, offset and size). Encoded
+// field by field, little-endian, into one 4 KiB block whose last four
+// bytes are a crc32c of the rest.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "engine/geometry.h"
+
+namespace gpuraid {
+
+constexpr uint32_t kSuperblockVersion = 1;
+constexpr uint32_t kSuperblockBytes = 4096;
+constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
+constexpr uint64_t kBitmapOffset = 64 * 1024;         // write-intent bitmap
+constexpr uint64_t kMetadataBytes = 2u << 20;         // data starts here on every member
+constexpr uint64_t kBitmapMaxBytes = kMetadataBytes - kBitmapOffset;
+constexpr uint32_t kMaxSlots = 64 + 16;               // members + spares
+
+using Uuid = std::array<uint8_t, 16>;
+Uuid new_uuid();
+std::string uuid_str(const Uuid& u);
+
+enum class SlotState : uint8_t { Empty = 0, Active = 1, Failed = 2, Rebuilding = 3, Spare = 4 };
+const char* slot_state_name(SlotState s);
+
+struct Slot {
+  Uuid uuid{};
+  SlotState state = SlotState::Empty;
+  uint64_t rebuild_checkpoint = 0;  // Rebuilding: member data bytes rebuilt (stripes below are current)
+};
+
+enum SuperblockFlags : uint32_t {
+  kFlagClean = 1u << 0,        // stopped cleanly: no write was in flight, the bitmap is empty
+  kFlagInitialized = 1u << 1,  // parity consistent everywhere below init_checkpoint = all
+};
+
+struct Superblock {
+  uint32_t version = kSuperblockVersion;
+  Uuid group_uuid{};
+  Uuid member_uuid{};
+  uint32_t slot = 0;                  // this drive's slot: < members for a member, >= for a spare
+  Level level = Level::R5;
+  uint32_t members = 0, parity = 0, strip_bytes = 0;
+  uint64_t data_offset = kMetadataBytes;
+  uint64_t member_data_bytes = 0;
+  uint64_t generation = 0;            // bumped on every state change
+  uint64_t bitmap_region_bytes = 0;
+  uint32_t flags = 0;
+  uint64_t init_checkpoint = 0;       // stripes below are initialized (when not kFlagInitialized)
+  uint64_t created_unix = 0;
+  std::string name;                   // up to 63 bytes
+  std::array<Slot, kMaxSlots> slots{};
+
+  uint64_t bitmap_regions() const {
+    return bitmap_region_bytes ? (member_data_bytes + bitmap_region_bytes - 1) / bitmap_region_bytes : 0;
+  }
+};
+
+// Encodes into exactly kSuperblockBytes (crc32c in the last 4 bytes).
+void encode_superblock(const Superblock& sb, uint8_t* out);
+enum class DecodeResult { Ok, NoMagic, BadCrc, NewerVersion, Malformed };
+const char* decode_result_name(DecodeResult r);
+DecodeResult decode_superblock(const uint8_t* in, Superblock* sb);
+
+}  // namespace gpuraid

@@ -1,0 +1,66 @@
+// The write-intent bitmap: one bit per region of member data, set on every
+// member before the first write into the region and cleared lazily once
+// the region has been idle and its writes are durable. After an unclean
+// stop, only regions whose bit is set need their parity recomputed.
+//
+// Fast path (region already dirty on disk): two atomic operations, no
+// lock. Dirtying a region writes one bitmap block to every member
+// synchronously (rare: once per region until it is cleared again).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/io/drive.h"
+
+namespace gpuraid {
+
+class WriteIntent {
+ public:
+  // writable(): the drives the bitmap goes to now (active and rebuilding members).
+  WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
+              std::function<std::vector<Drive*>()> writable);
+  uint64_t regions() const { return regions_; }
+  uint64_t region_of_stripe(uint64_t stripe) const { return stripe * strip_ / region_bytes_; }
+  uint64_t stripes_per_region() const { return region_bytes_ / strip_; }
+
+  void begin(uint64_t stripe);
+  void end(uint64_t stripe);
+  // Clears the bits of regions idle for at least idle_ns: flushes the
+  // members first (flush()), then writes the cleared blocks. Returns how
+  // many were cleared.
+  size_t clear_idle(uint64_t idle_ns, const std::function<bool()>& flush);
+  // Clean shutdown: every bit cleared (no writes may be in flight).
+  bool clear_all(std::string* err);
+  // Regions whose parity may be stale (from the on-disk bitmap after an
+  // unclean stop), until resynced.
+  void set_suspect(const std::vector<uint8_t>& bits);
+  bool suspect_stripe(uint64_t stripe) const {
+    return suspect_count_.load(std::memory_order_acquire) &&
+           suspect_[region_of_stripe(stripe)].load(std::memory_order_acquire);
+  }
+  bool suspect_region(uint64_t r) const { return suspect_[r].load(); }
+  void region_resynced(uint64_t r);
+  uint64_t suspect_regions() const { return suspect_count_.load(); }
+  uint64_t dirty_regions() const;
+  uint64_t bitmap_bytes() const { return (regions_ + 7) / 8; }
+
+ private:
+  bool write_block(uint64_t region, std::string* err);
+  uint64_t regions_, region_bytes_;
+  uint32_t strip_;
+  std::function<std::vector<Drive*>()> writable_;
+  std::mutex mu_;                    // serializes bitmap writes
+  std::vector<uint8_t> bits_;        // the on-disk image (guarded by mu_)
+  std::unique_ptr<std::atomic<uint32_t>[]> inflight_;
+  std::unique_ptr<std::atomic<uint8_t>[]> dirty_;  // 1: the bit is set on disk
+  std::unique_ptr<std::atomic<uint64_t>[]> last_ns_;
+  std::unique_ptr<std::atomic<uint8_t>[]> suspect_;
+  std::atomic<uint64_t> suspect_count_{0};
+};
+
+}  // namespace gpuraid

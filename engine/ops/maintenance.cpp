@@ -1,0 +1,328 @@
+// Background work on one stripe, with the stripe locked so foreground I/O
+// stays correct meanwhile:
+//   Resync  - parity (or mirror copies) recomputed from the data: after an
+//             unclean stop (write-intent bitmap) and for background init.
+//   Rebuild - the strip of the member being rebuilt, rebuilt from k
+//             survivors; the checkpoint moves past the stripe before the
+//             lock is released, so no write can miss the new member.
+//   Scrub   - every strip read and checked; with m >= 2 a single corrupt
+//             strip is located (the one whose rebuilt content makes the
+//             stripe consistent); repair rewrites it, or else the parity.
+#include <cstring>
+
+#include "engine/ops/op.h"
+
+namespace gpuraid {
+
+namespace {
+
+using M = Volume::Maintenance;
+
+void maint_locked(Op* op);
+
+void finish(Op* op, int result) {
+  release_buffers(op);
+  if (op->mkind == M::Rebuild && result == 0) op->vol->advance_rebuild(op->stripe + 1);
+  unlock_stripe(op);
+  finish_op(op, result);
+}
+
+// Member holding role `role` of the op's stripe (mirrors: role = copy of strip 0..k-1 is not used).
+uint32_t member_of(Op* op, uint32_t role) { return role_member(op->vol->geometry(), op->stripe, role); }
+
+void writes_done(Op* op) {
+  const bool ok = absorb_errors(op);
+  const bool rebuild_target_lost = op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member;
+  finish(op, ok && !rebuild_target_lost ? 0 : -EIO);
+}
+
+void write_role(Op* op, uint32_t member, uint8_t* buf) {
+  const Geometry& g = op->vol->geometry();
+  issue_member_io(op, member, MemberIo::Write, member_off(op->vol, op->stripe, 0), buf, g.strip_bytes, false);
+}
+
+// --- mirrors -------------------------------------------------------------
+
+void mirror_reads_done(Op* op) {
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  if (op->errored) {
+    const bool ok = absorb_errors(op);
+    release_buffers(op);
+    return ok ? maint_locked(op) : finish(op, -EIO);
+  }
+  const uint64_t failed = v->failed_mask_for(op->stripe);
+  begin_phase(op, writes_done);
+  for (uint32_t i = 0; i < g.data_strips(); i++) {
+    // rd[i] holds the first readable copy; rd[k + ...] the others (scrub).
+    const uint8_t* src = op->rd[i];
+    if (!src) continue;
+    for (uint32_t c = 0; c < g.copies(); c++) {
+      uint32_t m = g.data_member(op->stripe, i, c);
+      bool target = false;
+      if (op->mkind == M::Rebuild) target = int(m) == op->rebuild_member;
+      else if (!(failed >> m & 1) && op->nd[m] && op->nd[m] != src) {
+        bool differs = op->mkind == M::Resync || memcmp(op->nd[m], src, g.strip_bytes) != 0;
+        if (differs && op->mkind != M::Resync) op->mres->mismatch_rows |= 1u << c;
+        target = differs && op->mkind != M::Scrub;
+      }
+      if (target) write_role(op, m, const_cast<uint8_t*>(src));
+    }
+  }
+  if (op->mres->mismatch_rows && op->mkind == M::ScrubRepair) op->mres->repaired = true;
+  end_issue(op);
+}
+
+void mirror_locked(Op* op) {
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const bool rebuild = op->mkind == M::Rebuild;
+  const bool scrub = op->mkind == M::Scrub || op->mkind == M::ScrubRepair;
+  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->rebuild_member : v->failed_mask_for(op->stripe);
+  // Pass 1: a buffer for every copy to read (the first copy of each strip,
+  // every copy when scrubbing), before any I/O is issued.
+  for (uint32_t m = 0; m < g.members; m++) op->nd[m] = nullptr;
+  for (uint32_t i = 0; i < g.data_strips(); i++) {
+    op->rd[i] = nullptr;
+    if (rebuild && g.data_member(op->stripe, i, 0) / g.copies() != uint32_t(op->rebuild_member) / g.copies())
+      continue;  // the rebuilt member holds copies of one strip only
+    for (uint32_t c = 0; c < g.copies(); c++) {
+      uint32_t m = g.data_member(op->stripe, i, c);
+      if ((failed >> m & 1) || (op->rd[i] && !scrub)) continue;
+      uint8_t* b = op_buffer(op, g.strip_bytes);
+      if (!b) return wait_buffers(op, maint_locked);
+      if (!op->rd[i]) op->rd[i] = b;
+      op->nd[m] = b;
+    }
+    if (!op->rd[i]) return finish(op, -EIO);  // no copy left to read from
+  }
+  // Pass 2: read them.
+  begin_phase(op, mirror_reads_done);
+  for (uint32_t m = 0; m < g.members; m++)
+    if (op->nd[m]) issue_member_io(op, m, MemberIo::Read, member_off(v, op->stripe, 0), op->nd[m], g.strip_bytes, false);
+  end_issue(op);
+}
+
+// --- parity levels -------------------------------------------------------
+
+void parity_computed(ParityJob* job);
+
+// Scrub with m >= 2: which single role, rebuilt from the others, makes the
+// stripe consistent? Rare (only on mismatch), so done inline on the CPU.
+int locate_corrupt_role(Op* op, uint8_t* scratch) {
+  const Codec& c = op->vol->codec();
+  const uint32_t k = c.k(), n = k + c.m(), L = op->vol->geometry().strip_bytes;
+  thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
+  int found = -1;
+  for (uint32_t bad = 0; bad < n; bad++) {
+    ParityJob r;
+    r.op = ParityOp::Recover;
+    r.codec = &c;
+    r.len = L;
+    for (uint32_t i = 0; i < n && r.nsrc < k; i++)
+      if (i != bad) {
+        r.src[r.nsrc] = op->rd[i];
+        r.src_idx[r.nsrc++] = uint8_t(i);
+      }
+    r.ndst = 1;
+    r.dst[0] = scratch;
+    r.dst_idx[0] = uint8_t(bad);
+    r.done = [](ParityJob*) {};
+    ParityJob* p = &r;
+    cpu->submit(&p, 1);
+    ParityJob v;
+    v.op = ParityOp::Verify;
+    v.codec = &c;
+    v.len = L;
+    v.nsrc = n;
+    for (uint32_t i = 0; i < n; i++) v.src[i] = i == bad ? scratch : op->rd[i];
+    v.done = [](ParityJob*) {};
+    p = &v;
+    cpu->submit(&p, 1);
+    if (r.status == 0 && v.mismatch_rows == 0) {
+      if (found >= 0) return -1;  // two explanations: not located
+      found = int(bad);
+    }
+  }
+  if (found >= 0) {  // leave the rebuilt content of the located role in scratch
+    ParityJob r;
+    r.op = ParityOp::Recover;
+    r.codec = &c;
+    r.len = L;
+    for (uint32_t i = 0; i < n && r.nsrc < k; i++)
+      if (int(i) != found) {
+        r.src[r.nsrc] = op->rd[i];
+        r.src_idx[r.nsrc++] = uint8_t(i);
+      }
+    r.ndst = 1;
+    r.dst[0] = scratch;
+    r.dst_idx[0] = uint8_t(found);
+    r.done = [](ParityJob*) {};
+    ParityJob* p = &r;
+    cpu->submit(&p, 1);
+  }
+  return found;
+}
+
+void parity_reads_done(Op* op) {
+  if (op->errored) {
+    const bool ok = absorb_errors(op);
+    release_buffers(op);
+    return ok ? maint_locked(op) : finish(op, -EIO);
+  }
+  Volume* v = op->vol;
+  const Codec& c = v->codec();
+  const uint32_t k = c.k(), m = c.m(), L = v->geometry().strip_bytes;
+  ParityJob& j = op->job;
+  j.codec = &c;
+  j.len = L;
+  j.ctx = op;
+  j.done = parity_computed;
+  j.nsrc = j.ndst = 0;
+  switch (op->mkind) {
+    case M::Resync:
+      j.op = ParityOp::Encode;
+      j.nsrc = k;
+      j.ndst = m;
+      for (uint32_t i = 0; i < k; i++) j.src[i] = op->rd[i];
+      for (uint32_t r = 0; r < m; r++) j.dst[r] = op->nd[k + r];
+      break;
+    case M::Rebuild:
+      j.op = ParityOp::Recover;
+      for (uint32_t role = 0; role < k + m; role++)
+        if (op->rd[role]) {
+          j.src[j.nsrc] = op->rd[role];
+          j.src_idx[j.nsrc++] = uint8_t(role);
+        }
+      j.ndst = 1;
+      j.dst[0] = op->nd[0];
+      j.dst_idx[0] = uint8_t(op->rplan.recover_roles);  // the role being rebuilt
+      break;
+    case M::Scrub:
+    case M::ScrubRepair:
+      j.op = ParityOp::Verify;
+      j.nsrc = k + m;
+      for (uint32_t i = 0; i < k + m; i++) j.src[i] = op->rd[i];
+      break;
+  }
+  ParityJob* jp = &j;
+  op->home->parity().submit(&jp, 1);
+}
+
+void parity_computed(ParityJob* job) {
+  Op* op = static_cast<Op*>(job->ctx);
+  if (job->status < 0) return finish(op, -EIO);
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const uint32_t k = g.data_strips(), m = g.parity;
+  const uint64_t failed = v->failed_mask_for(op->stripe);
+  begin_phase(op, writes_done);
+  switch (op->mkind) {
+    case M::Resync:
+      for (uint32_t r = 0; r < m; r++)
+        if (!(failed >> member_of(op, k + r) & 1)) write_role(op, member_of(op, k + r), op->nd[k + r]);
+      break;
+    case M::Rebuild: write_role(op, uint32_t(op->rebuild_member), op->nd[0]); break;
+    case M::Scrub:
+    case M::ScrubRepair: {
+      op->mres->mismatch_rows = job->mismatch_rows;
+      if (!job->mismatch_rows) break;
+      if (m >= 2) {
+        op->mres->located_role = locate_corrupt_role(op, op->nd[0]);
+        if (op->mres->located_role >= 0) op->mres->located_member = int(member_of(op, uint32_t(op->mres->located_role)));
+      }
+      if (op->mkind != M::ScrubRepair) break;
+      op->mres->repaired = true;
+      if (op->mres->located_role >= 0) {
+        write_role(op, uint32_t(op->mres->located_member), op->nd[0]);
+        break;
+      }
+      // Not located: make parity agree with the data (as md's repair does).
+      thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
+      ParityJob e;
+      e.op = ParityOp::Encode;
+      e.codec = &v->codec();
+      e.len = g.strip_bytes;
+      e.nsrc = k;
+      e.ndst = m;
+      for (uint32_t i = 0; i < k; i++) e.src[i] = op->rd[i];
+      for (uint32_t r = 0; r < m; r++) e.dst[r] = op->rd[k + r];
+      e.done = [](ParityJob*) {};
+      ParityJob* p = &e;
+      cpu->submit(&p, 1);
+      for (uint32_t r = 0; r < m; r++) write_role(op, member_of(op, k + r), op->rd[k + r]);
+      break;
+    }
+  }
+  end_issue(op);
+}
+
+void parity_locked(Op* op) {
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const uint32_t k = g.data_strips(), m = g.parity, L = g.strip_bytes;
+  const bool rebuild = op->mkind == M::Rebuild;
+  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->rebuild_member : v->failed_mask_for(op->stripe);
+  const uint64_t lost = failed_roles(g, op->stripe, failed);
+  if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish(op, -EIO);
+  uint64_t reads = 0;
+  if (op->mkind == M::Resync) {
+    if (lost & ((1ull << k) - 1)) {  // a data strip is lost: nothing to recompute from
+      op->mres->skipped = true;
+      return finish(op, 0);
+    }
+    reads = (1ull << k) - 1;
+  } else if (rebuild) {
+    uint32_t n = 0;
+    for (uint32_t role = 0; role < k + m && n < k; role++)
+      if (!(lost >> role & 1)) {
+        reads |= 1ull << role;
+        n++;
+      }
+    if (n < k) return finish(op, -EIO);
+    op->rplan.recover_roles = 0;
+    for (uint32_t role = 0; role < k + m; role++)
+      if (int(member_of(op, role)) == op->rebuild_member) op->rplan.recover_roles = role;
+  } else {
+    if (lost) {  // scrub checks complete stripes only
+      op->mres->skipped = true;
+      return finish(op, 0);
+    }
+    reads = (1ull << (k + m)) - 1;
+  }
+  for (uint32_t role = 0; role < k + m; role++) {
+    op->rd[role] = op->nd[role] = nullptr;
+    if ((reads >> role & 1) && !(op->rd[role] = op_buffer(op, L))) return wait_buffers(op, maint_locked);
+  }
+  // Outputs: parity rows (resync), the rebuilt strip or the located one (nd[0]).
+  if (op->mkind == M::Resync) {
+    for (uint32_t r = 0; r < m; r++)
+      if (!(op->nd[k + r] = op_buffer(op, L))) return wait_buffers(op, maint_locked);
+  } else if (!(op->nd[0] = op_buffer(op, L))) {
+    return wait_buffers(op, maint_locked);
+  }
+  begin_phase(op, parity_reads_done);
+  for (uint32_t role = 0; role < k + m; role++)
+    if (reads >> role & 1)
+      issue_member_io(op, member_of(op, role), MemberIo::Read, member_off(v, op->stripe, 0), op->rd[role], L, false);
+  end_issue(op);
+}
+
+void maint_locked(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  if (g.level == Level::R0) {
+    op->mres->skipped = true;
+    return finish(op, 0);
+  }
+  if (op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member) return finish(op, -EIO);
+  if (g.is_mirror()) mirror_locked(op);
+  else parity_locked(op);
+}
+
+}  // namespace
+
+void start_maintenance(Op* op) {
+  if (lock_stripe(op, maint_locked)) maint_locked(op);
+}
+
+}  // namespace gpuraid
