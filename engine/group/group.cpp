@@ -90,6 +90,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   std::unique_ptr<Group> grp(new Group());
   grp->impl_ = std::make_unique<Impl>(engine);
   Impl& im = *grp->impl_;
+  im.bitmap_idle_ns = uint64_t(cfg.bitmap_idle_ms) * 1000000;
   Superblock& sb = im.sb;
   sb.group_uuid = new_uuid();
   sb.level = g.level;

@@ -32,6 +32,7 @@ struct GroupConfig {
   uint32_t parity = 0;                        // ec only
   uint32_t strip_bytes = 64 * 1024;
   uint64_t bitmap_region_bytes = 64ull << 20; // write-intent bitmap granularity (of member data)
+  uint32_t bitmap_idle_ms = 5000;             // a region's bit is cleared after this long without writes
   bool force = false;                         // overwrite drives that hold signatures
   // Members are known to read zeroes (new sparse files, deallocated
   // NVMe with DLFEAT): consistent at once, no background init.

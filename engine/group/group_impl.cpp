@@ -18,7 +18,6 @@ uint64_t mono_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
-constexpr uint64_t kBitmapIdleNs = 5'000'000'000ull;  // clear a region's bit after 5 s without writes
 }  // namespace
 
 void Group::Impl::emit(GroupEvent::Kind k, int member, const std::string& msg) {
@@ -215,7 +214,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
     }
   }
   if (!slow) return;
-  wi->clear_idle(kBitmapIdleNs, [this] { return flush_members(); });
+  wi->clear_idle(bitmap_idle_ns, [this] { return flush_members(); });
   const int rm = vol->rebuilding_member();
   const uint64_t rcp = vol->rebuild_checkpoint();
   if (rm >= 0 && rcp > persisted_rebuild_cp && rcp < g.stripes()) {

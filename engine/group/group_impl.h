@@ -34,6 +34,7 @@ struct Group::Impl {
   std::atomic<int> rebuild_slot{-1};
   std::atomic<bool> initialized{false};
   uint64_t persisted_rebuild_cp = 0, persisted_init_cp = 0;
+  uint64_t bitmap_idle_ns = 5'000'000'000ull;
   struct Rate {
     uint64_t t_ns = 0, done = 0;
     std::atomic<double> bytes_s{0};

@@ -1,0 +1,112 @@
+#include "tests/support/group_rig.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace gpuraid::test {
+
+GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes) : n_(drives), bytes_(drive_bytes) {
+  char t[] = "/tmp/gpuraid-group-XXXXXX";
+  if (!mkdtemp(t)) throw std::runtime_error("mkdtemp");
+  dir_ = t;
+  for (uint32_t i = 0; i < drives; i++) {
+    int fd = ::open(path(i).c_str(), O_CREAT | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, off_t(drive_bytes)) != 0) throw std::runtime_error("drive file");
+    close(fd);
+  }
+  std::string err;
+  EngineConfig ec;
+  ec.arena_bytes = 32u << 20;
+  engine_ = Engine::create(ec, &err);
+  if (!engine_) throw std::runtime_error(err);
+}
+
+GroupRig::~GroupRig() {
+  engine_.reset();
+  std::string cmd = "rm -rf '" + dir_ + "'";
+  [[maybe_unused]] int rc = system(cmd.c_str());
+}
+
+std::unique_ptr<Drive> GroupRig::open_path(const std::string& p) {
+  std::string err;
+  auto d = Drive::open(DriveSpec{DriveType::File, p, 0, false}, &err);
+  if (!d) throw std::runtime_error(err);
+  return d;
+}
+
+std::unique_ptr<Drive> GroupRig::open(uint32_t i) { return open_path(path(i)); }
+
+std::vector<std::unique_ptr<Drive>> GroupRig::open_range(uint32_t first, uint32_t n) {
+  std::vector<std::unique_ptr<Drive>> v;
+  for (uint32_t i = first; i < first + n; i++) v.push_back(open(i));
+  return v;
+}
+
+void GroupRig::watch(Group& g) {
+  g.set_event_handler([this](const GroupEvent& e) {
+    std::lock_guard<std::mutex> l(ev_mu_);
+    events.push_back(e);
+  });
+  g.start_background(reactor());
+}
+
+std::unique_ptr<Group> GroupRig::create(const GroupConfig& cfg, uint32_t first, uint32_t n, std::string* err) {
+  std::string e;
+  auto g = Group::create(*engine_, open_range(first, n), cfg, &e);
+  if (err) *err = e;
+  if (g) watch(*g);
+  return g;
+}
+
+std::unique_ptr<Group> GroupRig::assemble(std::vector<std::unique_ptr<Drive>> d, std::string* note, std::string* err,
+                                          bool force) {
+  std::string e, nt;
+  auto g = Group::assemble(*engine_, std::move(d), &nt, &e, force);
+  if (err) *err = e;
+  if (note) *note = nt;
+  if (g) watch(*g);
+  return g;
+}
+
+bool GroupRig::wait(const std::function<bool()>& pred, double seconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  while (!pred()) {
+    reactor().poll(true, 5);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds) return false;
+  }
+  return true;
+}
+
+int GroupRig::io(Volume& v, IoRequest::Op op, uint64_t off, uint64_t len, uint8_t* buf) {
+  IoRequest q;
+  q.op = op;
+  q.offset = off;
+  q.length = len;
+  q.buf = buf;
+  bool done = false;
+  q.ctx = &done;
+  q.done = [](IoRequest* r) { *static_cast<bool*>(r->ctx) = true; };
+  if (int rc = v.submit(reactor(), &q); rc) return rc;
+  while (!done) reactor().poll(true, 5);
+  return q.result;
+}
+
+void GroupRig::raw_write(uint32_t drive, uint64_t off, const void* p, size_t n) {
+  int fd = ::open(path(drive).c_str(), O_WRONLY);
+  if (fd < 0 || pwrite(fd, p, n, off_t(off)) != ssize_t(n)) throw std::runtime_error("raw write");
+  fsync(fd);
+  close(fd);
+}
+
+std::vector<uint8_t> GroupRig::raw_read(uint32_t drive, uint64_t off, size_t n) {
+  std::vector<uint8_t> out(n);
+  int fd = ::open(path(drive).c_str(), O_RDONLY);
+  if (fd < 0 || pread(fd, out.data(), n, off_t(off)) != ssize_t(n)) throw std::runtime_error("raw read");
+  close(fd);
+  return out;
+}
+
+}  // namespace gpuraid::test

@@ -1,0 +1,47 @@
+// Test rig for drive groups: file-backed drives in a temporary directory
+// (so they can be reopened, renamed, corrupted and shuffled), one engine
+// reactor polled by the test thread, and synchronous I/O helpers.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/group/group.h"
+#include "tests/support/test_array.h"
+
+namespace gpuraid::test {
+
+class GroupRig {
+ public:
+  explicit GroupRig(uint32_t drives, uint64_t drive_bytes = 24u << 20);
+  ~GroupRig();
+  Engine& engine() { return *engine_; }
+  Reactor& reactor() { return engine_->reactor(0); }
+  std::string path(uint32_t i) const { return dir_ + "/d" + std::to_string(i); }
+  const std::string& dir() const { return dir_; }
+  std::unique_ptr<Drive> open(uint32_t i);
+  std::unique_ptr<Drive> open_path(const std::string& p);
+  std::vector<std::unique_ptr<Drive>> open_range(uint32_t first, uint32_t n);
+
+  std::unique_ptr<Group> create(const GroupConfig& cfg, uint32_t first, uint32_t n, std::string* err = nullptr);
+  std::unique_ptr<Group> assemble(std::vector<std::unique_ptr<Drive>> d, std::string* note = nullptr,
+                                  std::string* err = nullptr, bool force = false);
+  // Polls the reactor until pred() or timeout; false on timeout.
+  bool wait(const std::function<bool()>& pred, double seconds = 60);
+  int io(Volume& v, IoRequest::Op op, uint64_t off, uint64_t len, uint8_t* buf);
+  void raw_write(uint32_t drive, uint64_t off, const void* p, size_t n);
+  std::vector<uint8_t> raw_read(uint32_t drive, uint64_t off, size_t n);
+
+  std::vector<GroupEvent> events;  // recorded by the handler installed by create/assemble
+
+ private:
+  void watch(Group& g);
+  std::string dir_;
+  uint32_t n_;
+  uint64_t bytes_;
+  std::unique_ptr<Engine> engine_;
+  std::mutex ev_mu_;
+};
+
+}  // namespace gpuraid::test

@@ -1,0 +1,86 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "engine/group/superblock.h"
+
+using namespace gpuraid;
+
+static Superblock sample() {
+  Superblock sb;
+  sb.group_uuid = new_uuid();
+  sb.member_uuid = new_uuid();
+  sb.slot = 3;
+  sb.level = Level::R6;
+  sb.members = 6;
+  sb.strip_bytes = 65536;
+  sb.member_data_bytes = 64ull << 20;
+  sb.generation = 42;
+  sb.bitmap_region_bytes = 1 << 20;
+  sb.flags = kFlagInitialized;
+  sb.init_checkpoint = 7;
+  sb.created_unix = 1700000000;
+  sb.name = "dg0";
+  sb.slots[0] = Slot{new_uuid(), SlotState::Active, 0};
+  sb.slots[3] = Slot{sb.member_uuid, SlotState::Rebuilding, 12345 * 4096};
+  sb.slots[70] = Slot{new_uuid(), SlotState::Spare, 0};
+  return sb;
+}
+
+TEST(Superblock, RoundTrip) {
+  Superblock sb = sample(), back;
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_EQ(back.group_uuid, sb.group_uuid);
+  EXPECT_EQ(back.member_uuid, sb.member_uuid);
+  EXPECT_EQ(back.slot, 3u);
+  EXPECT_EQ(back.level, Level::R6);
+  EXPECT_EQ(back.generation, 42u);
+  EXPECT_EQ(back.name, "dg0");
+  EXPECT_EQ(back.init_checkpoint, 7u);
+  EXPECT_EQ(back.slots[3].state, SlotState::Rebuilding);
+  EXPECT_EQ(back.slots[3].rebuild_checkpoint, 12345u * 4096);
+  EXPECT_EQ(back.slots[70].state, SlotState::Spare);
+  EXPECT_EQ(back.slots[5].state, SlotState::Empty);
+}
+
+TEST(Superblock, LittleEndianFieldsAtDocumentedOffsets) {
+  Superblock sb = sample();
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  EXPECT_EQ(0, memcmp(buf, "GPURAID1", 8));
+  EXPECT_EQ(buf[8], 1);          // version
+  EXPECT_EQ(buf[48], 3);         // slot
+  EXPECT_EQ(buf[52], uint8_t(Level::R6));
+  EXPECT_EQ(buf[88], 42);        // generation, low byte first
+  EXPECT_EQ(buf[89], 0);
+  EXPECT_EQ(0, memcmp(buf + 136, "dg0", 4));
+  EXPECT_EQ(buf[512 + 32 * 3 + 16], uint8_t(SlotState::Rebuilding));
+}
+
+TEST(Superblock, DetectsCorruption) {
+  Superblock sb = sample(), back;
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  buf[100] ^= 1;
+  EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::BadCrc);
+  memset(buf, 0, sizeof buf);
+  EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::NoMagic);
+}
+
+TEST(Superblock, RefusesNewerVersion) {
+  Superblock sb = sample(), back;
+  sb.version = kSuperblockVersion + 1;
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::NewerVersion);
+}
+
+TEST(Superblock, RefusesImpossibleGeometry) {
+  Superblock sb = sample(), back;
+  sb.strip_bytes = 3000;
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::Malformed);
+}
