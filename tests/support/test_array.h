@@ -54,6 +54,9 @@ class TestArray {
 struct AlignedBuf {
   explicit AlignedBuf(size_t n);
   ~AlignedBuf();
+  AlignedBuf(const AlignedBuf&) = delete;
+  AlignedBuf& operator=(const AlignedBuf&) = delete;
+  AlignedBuf(AlignedBuf&& o) noexcept : p(o.p), n(o.n) { o.p = nullptr; }
   uint8_t* data() { return p; }
   size_t size() const { return n; }
   uint8_t* p;
