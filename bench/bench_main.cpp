@@ -17,140 +17,14 @@
 #include "engine/units.h"
 #include "engine/volume.h"
 
+#include "bench/rebuild_mode.h"
+#include "bench/runner.h"
+
 using namespace gpuraid;
 using namespace gpuraid::bench;
 using json = nlohmann::json;
 
 namespace {
-
-struct Options {
-  std::string level = "5", strip = "64K", drive_type = "mem", drive_size = "256M", rw = "randread", bs = "4K";
-  std::string parity_backend = "cpu";
-  std::vector<std::string> drives;
-  uint32_t members = 4, parity = 0, rwmixread = 70, iodepth = 32, threads = 1, fail = 0, runs = 1;
-  double runtime = 10, warmup = -1;
-  bool raw = false, compare = false, as_json = false, force = false, no_fill = false;
-  uint64_t seed = 1;
-};
-
-struct RunResult {
-  std::string target;
-  double seconds = 0, iops = 0, mbps = 0, p50_us = 0, p99_us = 0, p999_us = 0, mean_us = 0;
-  uint64_t errors = 0;
-  CpuUsage cpu;
-  double iops_per_cpu() const { return cpu.proc_pct > 0 ? iops / cpu.proc_pct : 0; }
-};
-
-RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed) {
-  std::vector<std::unique_ptr<LoadGenerator>> gens;
-  for (uint32_t i = 0; i < o.threads; i++)
-    gens.push_back(std::make_unique<LoadGenerator>(t, e.reactor(i), w, i, o.threads, seed));
-  RunClock clock;
-  std::vector<std::thread> th;
-  for (auto& g : gens) th.emplace_back([&g, &clock] { g->run(clock); });
-  const double warmup = o.warmup >= 0 ? o.warmup : std::min(2.0, o.runtime * 0.2);
-  std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
-  CpuSample c0 = CpuSample::now();
-  const uint64_t t0 = now_ns();
-  clock.start_ns = t0;
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.runtime));
-  const uint64_t t1 = now_ns();
-  CpuSample c1 = CpuSample::now();
-  clock.end_ns = t1;
-  for (auto& x : th) x.join();
-  RunResult r;
-  r.target = t.name();
-  r.seconds = double(t1 - t0) / 1e9;
-  LatencyHistogram lat;
-  uint64_t ops = 0, bytes = 0;
-  for (auto& g : gens) {
-    ops += g->result().ops;
-    bytes += g->result().bytes;
-    r.errors += g->result().errors;
-    lat.merge(g->result().lat);
-  }
-  r.iops = double(ops) / r.seconds;
-  r.mbps = double(bytes) / r.seconds / 1e6;
-  r.p50_us = double(lat.percentile_ns(50)) / 1e3;
-  r.p99_us = double(lat.percentile_ns(99)) / 1e3;
-  r.p999_us = double(lat.percentile_ns(99.9)) / 1e3;
-  r.mean_us = lat.mean_ns() / 1e3;
-  r.cpu = CpuUsage::between(c0, c1, r.seconds);
-  return r;
-}
-
-// Writes the whole volume once (full stripes), so reads see real data and
-// parity is consistent before anything is measured.
-void fill(Engine& e, Volume& v) {
-  Reactor& r = e.reactor(0);
-  const uint64_t sdb = v.geometry().stripe_data_bytes();
-  const uint64_t chunk = std::max<uint64_t>(sdb, (4u << 20) / sdb * sdb);
-  constexpr int kDepth = 4;
-  struct Slot {
-    IoRequest req;
-    std::unique_ptr<uint8_t, decltype(&free)> mem{nullptr, &free};  // O_DIRECT wants 4 KiB alignment
-    bool busy = false;
-    bool failed = false;
-  } slots[kDepth];
-  for (int i = 0; i < kDepth; i++) {
-    slots[i].mem.reset(static_cast<uint8_t*>(aligned_alloc(4096, chunk)));
-    for (uint64_t j = 0; j < chunk; j++) slots[i].mem.get()[j] = uint8_t(j * 131 + uint64_t(i));
-  }
-  uint64_t next = 0;
-  int busy = 0;
-  while (next < v.size_bytes() || busy) {
-    for (auto& s : slots) {
-      if (s.busy || next >= v.size_bytes()) continue;
-      s.req = IoRequest{};
-      s.req.op = IoRequest::Write;
-      s.req.offset = next;
-      s.req.length = std::min(chunk, v.size_bytes() - next);
-      s.req.buf = s.mem.get();
-      s.req.ctx = &s;
-      s.req.done = [](IoRequest* q) {
-        auto* sl = static_cast<Slot*>(q->ctx);
-        sl->busy = false;
-        sl->failed |= q->result != 0;
-      };
-      if (v.submit(r, &s.req) != 0) throw std::runtime_error("fill refused");
-      s.busy = true;
-      next += s.req.length;
-    }
-    r.poll(false);
-    busy = 0;
-    for (auto& s : slots) {
-      busy += s.busy;
-      if (s.failed) throw std::runtime_error("filling the drives failed");
-    }
-  }
-}
-
-json to_json(const RunResult& r) {
-  return {{"target", r.target},       {"seconds", r.seconds},   {"iops", r.iops},
-          {"mbps", r.mbps},           {"lat_p50_us", r.p50_us}, {"lat_p99_us", r.p99_us},
-          {"lat_p999_us", r.p999_us}, {"lat_mean_us", r.mean_us}, {"errors", r.errors},
-          {"cpu_usr_s", r.cpu.usr_s}, {"cpu_sys_s", r.cpu.sys_s}, {"cpu_pct", r.cpu.proc_pct},
-          {"machine_cpu_pct", r.cpu.machine_pct}, {"iops_per_cpu_pct", r.iops_per_cpu()}};
-}
-
-const RunResult& median(std::vector<RunResult>& v) {
-  std::sort(v.begin(), v.end(), [](const RunResult& a, const RunResult& b) { return a.iops < b.iops; });
-  return v[v.size() / 2];
-}
-
-double cov(const std::vector<RunResult>& v) {
-  if (v.size() < 2) return 0;
-  double m = 0, s = 0;
-  for (auto& r : v) m += r.iops;
-  m /= double(v.size());
-  for (auto& r : v) s += (r.iops - m) * (r.iops - m);
-  return m > 0 ? std::sqrt(s / double(v.size() - 1)) / m : 0;
-}
-
-void print_row(const RunResult& r) {
-  printf("%-6s %12.0f %10.1f %8.1f %8.1f %9.1f %7.2f %7.2f %7.1f %11.0f\n", r.target.c_str(), r.iops, r.mbps, r.p50_us,
-         r.p99_us, r.p999_us, r.cpu.usr_s, r.cpu.sys_s, r.cpu.proc_pct, r.iops_per_cpu());
-}
 
 int fail_usage(const std::string& msg) {
   fprintf(stderr, "gpuraid-bench: %s\n", msg.c_str());
@@ -177,6 +51,10 @@ int main(int argc, char** argv) {
   app.add_option("--runtime", o.runtime, "measured seconds per run")->capture_default_str();
   app.add_option("--warmup", o.warmup, "seconds before measuring (default: min(2, runtime/5))");
   app.add_option("--fail", o.fail, "members to fail before measuring")->capture_default_str();
+  app.add_option("--state", o.state, "normal, or rebuilding: measure while member 0 is rebuilt onto a spare drive")
+      ->capture_default_str();
+  app.add_option("--rebuild-rate", o.rebuild_rate, "rebuild rate limit per second (0 = unlimited)")->capture_default_str();
+  app.add_option("--rate-iops", o.rate_iops, "cap the foreground at this many IOPS in total (0 = as fast as it goes)");
   app.add_option("--runs", o.runs, "runs per target; --compare alternates raw and raid")->capture_default_str();
   app.add_option("--parity-backend", o.parity_backend, "auto, cpu, cuda, reference")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
@@ -206,6 +84,12 @@ int main(int argc, char** argv) {
   if (!o.drives.empty() && o.drives.size() != o.members) return fail_usage("--drives lists " + std::to_string(o.drives.size()) + " paths for " + std::to_string(o.members) + " members");
   ParityBackendKind pk;
   if (!parse_parity_backend(o.parity_backend, &pk)) return fail_usage("unknown --parity-backend");
+  if (o.state != "normal" && o.state != "rebuilding") return fail_usage("--state must be normal or rebuilding");
+  uint64_t rebuild_rate;
+  if (!parse_size(o.rebuild_rate, &rebuild_rate)) return fail_usage("bad --rebuild-rate '" + o.rebuild_rate + "'");
+  if (o.state == "rebuilding" && (dt != DriveType::Mem && dt != DriveType::File))
+    return fail_usage("--state rebuilding needs mem or file drives (a rebuilt group keeps metadata on its members)");
+  if (o.state == "rebuilding" && o.fail) return fail_usage("--state rebuilding fails member 0 itself: drop --fail");
 
   std::string err;
   EngineConfig ec;
@@ -228,12 +112,13 @@ int main(int argc, char** argv) {
     if (!mkdtemp(t)) return fail_usage("mkdtemp failed");
     tmpdir = t;
   }
-  for (uint32_t i = 0; i < o.members; i++) {
+  const uint32_t ndrives = o.members + (o.state == "rebuilding" ? 1 : 0);  // + the replacement
+  for (uint32_t i = 0; i < ndrives; i++) {
     DriveSpec s;
     s.type = dt;
     s.size_bytes = dsize;
     s.create = dt == DriveType::File;
-    if (!o.drives.empty()) s.path = o.drives[i];
+    if (!o.drives.empty() && i < o.drives.size()) s.path = o.drives[i];
     else if (dt == DriveType::File) s.path = tmpdir + "/d" + std::to_string(i);
     auto d = Drive::open(s, &err);
     if (!d) return fail_usage(err);
@@ -243,10 +128,22 @@ int main(int argc, char** argv) {
   auto cleanup = [&] {
     drives.clear();
     if (!tmpdir.empty()) {
-      for (uint32_t i = 0; i < o.members; i++) unlink((tmpdir + "/d" + std::to_string(i)).c_str());
+      for (uint32_t i = 0; i < ndrives; i++) unlink((tmpdir + "/d" + std::to_string(i)).c_str());
       rmdir(tmpdir.c_str());
     }
   };
+  Workload w;
+  w.rw = rw;
+  w.bs = uint32_t(bs);
+  w.rwmixread = o.rwmixread;
+  w.iodepth = o.iodepth;
+  w.rate_iops = o.rate_iops / o.threads;
+  if (o.state == "rebuilding") {
+    RebuildSetup rs{level, o.parity, uint32_t(strip), rebuild_rate};
+    int rc = run_rebuild_mode(*engine, std::move(drives), rs, w, o, backend_name);
+    cleanup();
+    return rc;
+  }
   Geometry g;
   std::string note;
   if (!Volume::fit_geometry(level, o.parity, uint32_t(strip), members, 0, &g, &note, &err)) {
@@ -276,11 +173,6 @@ int main(int argc, char** argv) {
     vol->fail_member(m, -EIO);
   }
 
-  Workload w;
-  w.rw = rw;
-  w.bs = uint32_t(bs);
-  w.rwmixread = o.rwmixread;
-  w.iodepth = o.iodepth;
   RaidTarget raid(*vol);
   RawTarget rawt(*vol, uint32_t(bs));
   std::vector<RunResult> raws, raids;
@@ -329,8 +221,7 @@ int main(int argc, char** argv) {
            format_size(bs).c_str(), o.iodepth, o.threads, o.runtime, o.runs,
            o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", backend_name.c_str());
     if (!note.empty()) printf("note: %s\n", note.c_str());
-    printf("%-6s %12s %10s %8s %8s %9s %7s %7s %7s %11s\n", "target", "IOPS", "MB/s", "p50us", "p99us", "p99.9us",
-           "usr_s", "sys_s", "CPU%", "IOPS/CPU%");
+    print_header();
     if (!raws.empty()) print_row(mraw);
     if (!raids.empty()) print_row(mraid);
     if (o.compare && mraw.iops > 0)

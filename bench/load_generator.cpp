@@ -50,7 +50,20 @@ uint64_t LoadGenerator::next_offset(bool* is_write) {
   return off;
 }
 
+// A rate cap spaces issues evenly: the n-th I/O waits for n / rate seconds.
+bool LoadGenerator::may_issue() {
+  if (!w_.rate_iops) return true;
+  const uint64_t t = now_ns();
+  if (!first_ns_) first_ns_ = t;
+  return double(issued_) <= double(t - first_ns_) * 1e-9 * double(w_.rate_iops);
+}
+
 void LoadGenerator::issue(Slot& s) {
+  if (!may_issue()) {
+    idle_.push_back(&s);
+    return;
+  }
+  issued_++;
   bool wr;
   s.req.offset = next_offset(&wr);
   s.req.op = wr ? IoRequest::Write : IoRequest::Read;
@@ -78,7 +91,15 @@ void LoadGenerator::on_done(IoRequest* r) {
 void LoadGenerator::run(const RunClock& clock) {
   clock_ = &clock;
   for (auto& s : slots_) issue(s);
-  while (in_flight_ > 0) r_.poll(false);  // busy-poll, as SPDK's bdevperf does
+  while (in_flight_ > 0 || (!idle_.empty() && !stopping_)) {
+    r_.poll(false);  // busy-poll, as SPDK's bdevperf does
+    if (!idle_.empty() && !stopping_ && may_issue()) {
+      Slot* s = idle_.back();
+      idle_.pop_back();
+      issue(*s);
+    }
+    if (now_ns() >= clock.end_ns.load(std::memory_order_relaxed)) stopping_ = true;
+  }
 }
 
 }  // namespace gpuraid::bench

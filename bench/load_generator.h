@@ -18,6 +18,7 @@ struct Workload {
   uint32_t bs = 4096;
   uint32_t rwmixread = 70;
   uint32_t iodepth = 32;
+  uint64_t rate_iops = 0;  // per generator; 0 = unlimited
 };
 
 // Shared clock of a run: the window [start_ns, end_ns) that counts; the
@@ -49,6 +50,7 @@ class LoadGenerator {
     LoadGenerator* gen = nullptr;
   };
   static void on_done(IoRequest* r);
+  bool may_issue();
   void issue(Slot& s);
   uint64_t next_offset(bool* is_write);
 
@@ -61,6 +63,8 @@ class LoadGenerator {
   uint64_t in_flight_ = 0;
   const RunClock* clock_ = nullptr;
   bool stopping_ = false;
+  uint64_t issued_ = 0, first_ns_ = 0;
+  std::vector<Slot*> idle_;  // rate-limited slots waiting for their turn
   ThreadResult res_;
 };
 

@@ -108,6 +108,9 @@ class Volume {
   int rebuilding_member() const;
   // Called by the rebuild op holding the stripe's lock.
   void advance_rebuild(uint64_t next_stripe) { rebuild_cp_.store(next_stripe, std::memory_order_release); }
+  // Rebuild ops that finished ahead of the checkpoint, still holding their
+  // stripe locks until it reaches them (background reactor only).
+  std::vector<Op*>& rebuilt_ahead() { return rebuilt_ahead_; }
   // The rebuild reached the end: the member is active.
   void finish_rebuild();
 
@@ -147,6 +150,7 @@ class Volume {
   std::atomic<uint64_t> rebuilding_{0};
   std::atomic<uint64_t> rebuild_cp_{0};
   std::mutex fail_mu_;  // serializes failure persistence (control path)
+  std::vector<Op*> rebuilt_ahead_;
   std::atomic<bool> group_failed_reported_{false};
   StripeLockTable locks_;
   std::vector<std::unique_ptr<OpPool, OpPoolDeleter>> op_pools_;  // one per reactor

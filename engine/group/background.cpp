@@ -13,9 +13,9 @@ uint64_t mono_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
-// Stripes in flight per kind: rebuild and resync go in order (their
-// checkpoints must), init and scrub overlap a few for throughput.
-constexpr uint32_t kWindow[int(Work::kCount)] = {1, 1, 4, 4};
+// Stripes in flight per kind. Rebuild overlaps several (its ops finish in
+// order, see ops/maintenance.cpp); resync goes one at a time.
+constexpr uint32_t kWindow[int(Work::kCount)] = {8, 1, 4, 4};
 }  // namespace
 
 struct BackgroundWork::Slot {
@@ -50,6 +50,7 @@ void BackgroundWork::arm_rebuild(uint64_t from_stripe) {
   p.done_stripes = from_stripe;
   p.throttle_base_stripes = from_stripe;
   p.started_ns = 0;
+  cursor_[int(Work::Rebuild)] = from_stripe;
   p.active = true;
   kick();
 }
@@ -119,11 +120,9 @@ uint64_t BackgroundWork::next_stripe(Work w, bool* none) {
   *none = false;
   uint64_t& c = cursor_[int(w)];
   switch (w) {
-    case Work::Rebuild: {
-      uint64_t s = v_.rebuild_checkpoint();
-      if (s >= stripes || v_.rebuilding_member() < 0) *none = true;
-      return s;
-    }
+    case Work::Rebuild:
+      if (v_.rebuilding_member() < 0) c = stripes;
+      break;
     case Work::Resync:
       while (c < stripes && !wi_.suspect_region(wi_.region_of_stripe(c)))
         c = (wi_.region_of_stripe(c) + 1) * wi_.stripes_per_region();
@@ -208,7 +207,7 @@ void BackgroundWork::on_done(IoRequest* req) {
         break;
       }
       p.done_stripes = b->v_.rebuild_checkpoint();
-      if (p.done_stripes >= stripes) {
+      if (p.done_stripes >= stripes && b->in_flight_ == 0) {
         p.active = false;
         b->v_.finish_rebuild();
         if (b->cb_.rebuild_done) b->cb_.rebuild_done();

@@ -20,11 +20,41 @@ using M = Volume::Maintenance;
 
 void maint_locked(Op* op);
 
-void finish(Op* op, int result) {
+void finish_now(Op* op, int result) {
   release_buffers(op);
-  if (op->mkind == M::Rebuild && result == 0) op->vol->advance_rebuild(op->stripe + 1);
   unlock_stripe(op);
   finish_op(op, result);
+}
+
+// Rebuilt stripes count in order: a stripe rebuilt ahead of the checkpoint
+// keeps its lock until the checkpoint reaches it, so no write can skip the
+// new member for a stripe it already holds (which the checkpoint would then
+// vouch for). A failed rebuild releases everything.
+void finish(Op* op, int result) {
+  if (op->mkind != M::Rebuild) return finish_now(op, result);
+  Volume* v = op->vol;
+  std::vector<Op*>& ahead = v->rebuilt_ahead();
+  if (result != 0) {
+    finish_now(op, result);
+    for (Op* a : ahead) finish_now(a, -EIO);
+    ahead.clear();
+    return;
+  }
+  release_buffers(op);
+  ahead.push_back(op);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (size_t i = 0; i < ahead.size(); i++) {
+      if (ahead[i]->stripe != v->rebuild_checkpoint()) continue;
+      Op* a = ahead[i];
+      ahead.erase(ahead.begin() + long(i));
+      v->advance_rebuild(a->stripe + 1);
+      unlock_stripe(a);
+      finish_op(a, 0);
+      moved = true;
+      break;
+    }
+  }
 }
 
 // Member holding role `role` of the op's stripe (mirrors: role = copy of strip 0..k-1 is not used).

@@ -1,0 +1,44 @@
+// What gpuraid-bench's modes share: options, one measured run of a
+// workload against a target on every reactor thread, filling a volume
+// once, and reporting.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/cpu_usage.h"
+#include "bench/load_generator.h"
+#include "engine/engine.h"
+#include "engine/volume.h"
+
+namespace gpuraid::bench {
+
+struct Options {
+  std::string level = "5", strip = "64K", drive_type = "mem", drive_size = "256M", rw = "randread", bs = "4K";
+  std::string parity_backend = "cpu", state = "normal", rebuild_rate = "0";
+  std::vector<std::string> drives;
+  uint32_t members = 4, parity = 0, rwmixread = 70, iodepth = 32, threads = 1, fail = 0, runs = 1;
+  uint64_t rate_iops = 0;
+  double runtime = 10, warmup = -1;
+  bool raw = false, compare = false, as_json = false, force = false, no_fill = false;
+  uint64_t seed = 1;
+};
+
+struct RunResult {
+  std::string target;
+  double seconds = 0, iops = 0, mbps = 0, p50_us = 0, p99_us = 0, p999_us = 0, mean_us = 0;
+  uint64_t errors = 0;
+  CpuUsage cpu;
+  double iops_per_cpu() const { return cpu.proc_pct > 0 ? iops / cpu.proc_pct : 0; }
+};
+
+RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed);
+// Writes the whole volume once (full stripes) on reactor 0 from this thread.
+void fill(Engine& e, Volume& v);
+nlohmann::json to_json(const RunResult& r);
+const RunResult& median(std::vector<RunResult>& v);
+double cov(const std::vector<RunResult>& v);
+void print_header();
+void print_row(const RunResult& r);
+
+}  // namespace gpuraid::bench

@@ -1,0 +1,134 @@
+"""The Markdown report: what ran where, the headline, and per geometry and
+suite two tables in the seeds' form (throughput and ratios; latency and CPU)."""
+import statistics
+
+from matrix import SUITE_TITLES
+
+DASH = "–"
+
+
+def _fig(x, unit):
+    return f"{x:.3f}" if unit == "MIOPS" else f"{x:.2f}"
+
+
+def _num(x):
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def _pair(b, s, fmt=_num):
+    return f"{fmt(b)} / {fmt(s)}"
+
+
+def _measured(cases):
+    return [c for c in cases if c.status == "measured"]
+
+
+def headline(cases, geometries, states):
+    """Solution figure, ratio to baseline and I/O-count bound per workload and measured state."""
+    cols = [(g, s) for g in geometries for s in states if any(
+        c.geometry == g and c.state == s and c.status == "measured" for c in cases)]
+    if not cols:
+        return ["(nothing measured)"]
+    lines = ["| Workload | " + " | ".join(f"{g.label}, {s.label}" for g, s in cols) + " |",
+             "|---|" + "---|" * len(cols)]
+    for w in dict.fromkeys(c.workload for c in cases):
+        cells = []
+        for g, s in cols:
+            c = next((c for c in cases if c.geometry == g and c.workload == w and c.state == s), None)
+            if c is None or c.status != "measured":
+                cells.append(DASH)
+                continue
+            m = c.summary
+            u = m["solution"]["unit"]
+            cells.append(f"{_fig(m['solution']['figure'], u)} {u}: **{m['ratio']:.2f}×** raw "
+                         f"(bound {m['io_count_bound']:.2f})")
+        lines.append(f"| {w.name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _throughput_table(cases, labels):
+    lines = [f"| Workload | State | {labels[0]} | {labels[1]} | Solution/Baseline [min–max] | I/O-count bound "
+             f"| % of bound | CoV base / sol |", "|---|---|---|---|---|---|---|---|"]
+    for c in cases:
+        if c.status != "measured":
+            lines.append(f"| {c.workload.name} | {c.state.label} | {c.reason} | {DASH} | {DASH} | {DASH} | {DASH} "
+                         f"| {DASH} |")
+            continue
+        m, b, s = c.summary, c.summary["baseline"], c.summary["solution"]
+        u = b["unit"]
+        lines.append(f"| {c.workload.name} | {c.state.label} | {_fig(b['figure'], u)} {u} | {_fig(s['figure'], u)} {u} "
+                     f"| **{m['ratio']:.2f}** [{m['ratio_min']:.2f}–{m['ratio_max']:.2f}] | {m['io_count_bound']:.2f} "
+                     f"| {100 * m['fraction_of_bound']:.0f}% | {100 * b['cov']:.1f}% / {100 * s['cov']:.1f}% |")
+    return lines
+
+
+def _latency_cpu_table(cases):
+    per_cpu = next((c.summary["per_cpu_name"] for c in _measured(cases)), "per CPU%")
+    lines = ["| Workload | State | p50 µs base / sol | p99 µs base / sol | p99.9 µs base / sol "
+             f"| CPU usr+sys % base / sol | {per_cpu} base / sol | sol/base per CPU% | others' CPU % |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in _measured(cases):
+        b, s = c.summary["baseline"], c.summary["solution"]
+        lines.append(f"| {c.workload.name} | {c.state.label} | {_pair(b['lat_p50_us'], s['lat_p50_us'])} "
+                     f"| {_pair(b['lat_p99_us'], s['lat_p99_us'])} | {_pair(b['lat_p999_us'], s['lat_p999_us'])} "
+                     f"| {_pair(b['cpu_pct'], s['cpu_pct'])} | {_pair(b['per_cpu'], s['per_cpu'])} "
+                     f"| {c.summary['per_cpu_ratio']:.2f} | {_num(statistics.median([b['others_cpu_pct'], s['others_cpu_pct']]))} |")
+    return lines
+
+
+def _noise(meta, cases):
+    others = [c.summary[side]["others_cpu_pct"] for c in _measured(cases) for side in ("baseline", "solution")]
+    lines = [f"- Load average before / after: {meta.get('load_before')} / {meta.get('load_after')}."]
+    if others:
+        lines.append(f"- CPU used by other processes during the measured windows (% of one core, median of runs "
+                     f"per case and side): median {statistics.median(others):.0f}, max {max(others):.0f}. "
+                     f"With {meta['machine']['cores']} cores, anything above a few % means the figures are noisy.")
+    if meta.get("noise_note"):
+        lines.append(f"- {meta['noise_note']}")
+    return lines
+
+
+def render(meta, cases, geometries, states, charts):
+    p, m, t = meta["params"], meta["machine"], meta["target"]
+    out = [f"# gpuraid benchmark suite: {t['target']} target ({t['environment']})", "",
+           f"Run {meta['started']} – {meta['finished']}. Command: `{meta['command']}`", "",
+           "## Machine and build",
+           f"- CPU: {m['cpu_model']}, {m['cores']} cores{' (virtual machine)' if m.get('virtualized') else ''}, "
+           f"{m['memory_gib']} GiB; caches {m.get('caches') or DASH}; kernel {m['kernel']}.",
+           f"- Commit {meta['commit']['commit']}{' with uncommitted changes' if meta['commit']['dirty'] else ''}; "
+           f"tool {t.get('tool', DASH)}; parity backend {meta.get('parity_backend') or DASH}.",
+           f"- Environment: {t['environment']} figures only (never mixed with TCG/VM-lane figures).", "",
+           "## Parameters",
+           f"- Drives: {p['drive_type']}, {p['drive_size']} each; strip {p['strip']}; QD {p['iodepth']} per thread × "
+           f"{p['threads']} threads; {p['runtime']} s measured after {p['warmup']} s warm-up; {p['runs']} runs per case; "
+           f"seed {p['seed']} (+ run index).", "",
+           "## Method",
+           "- Baseline: the same member drives without RAID (each logical I/O is one member I/O, round-robin "
+           "over the members), measured in the same gpuraid-bench invocation as the solution, raw first then RAID. "
+           "Every ratio is from one invocation; a case's ratio is the median of its runs' ratios.",
+           "- The runs of a case are spread over the whole matrix (run 1 of every case, then run 2, …), so slow "
+           "phases of a noisy machine do not land on one case.",
+           "- I/O-count bound: the share of raw throughput left once each logical I/O is charged the member I/Os "
+           "(random) or member bytes (sequential) it needs; `% of bound` = ratio / bound.",
+           "- CPU: usr+sys of the whole benchmark process (all threads, io_uring workers included) during the "
+           "measured window, % of one core; per CPU% = IOPS (random) or MB/s (sequential) per CPU%. Both sides "
+           "run in one process, so each side's CPU is its own window's.",
+           "- CoV: sample standard deviation / mean of the runs' IOPS.", "",
+           "## Noise", *_noise(meta, cases), "",
+           "## Headline (median of runs)", *headline(cases, geometries, states), ""]
+    not_measured = {c.reason for c in cases if c.status != "measured"}
+    if not_measured:
+        out += ["States or cases not measured: " + "; ".join(sorted(not_measured)) + ".", ""]
+    for g in geometries:
+        for suite in dict.fromkeys(c.workload.suite for c in cases):
+            sel = [c for c in cases if c.geometry == g and c.workload.suite == suite]
+            if not sel:
+                continue
+            out += [f"## {g.label}: {SUITE_TITLES[suite]}", "",
+                    *_throughput_table(sel, ("Baseline (raw drives)", "gpuraid")), "",
+                    *_latency_cpu_table(sel), ""]
+    if charts:
+        out += ["## Charts", ""] + [f"![{name}]({name})" for name in charts] + [""]
+    else:
+        out += ["No charts: " + meta.get("charts_note", "matplotlib unavailable") + ".", ""]
+    return "\n".join(out)

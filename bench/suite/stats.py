@@ -1,0 +1,50 @@
+"""Per-case summaries of the runs: medians, spread, coefficient of variation,
+and the ratios solution/baseline (each run's ratio comes from one
+invocation; the summary is the median of those ratios)."""
+import os
+import statistics
+
+UNITS = {"random": ("MIOPS", "iops", 1e-6, "IOPS per CPU%"),
+         "sequential": ("GB/s", "mbps", 1e-3, "MB/s per CPU%")}
+
+
+def cov(values):
+    """Sample standard deviation over mean (0 for fewer than 2 values)."""
+    if len(values) < 2 or statistics.mean(values) == 0:
+        return 0.0
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def others_cpu_pct(side, ncores):
+    """CPU used by everything but the measured process, % of one core: the noise."""
+    return max(0.0, side["machine_cpu_pct"] * ncores - side["cpu_pct"])
+
+
+def summarize_side(sides, suite, ncores):
+    unit, key, scale, _ = UNITS[suite]
+    figs = [s[key] * scale for s in sides]
+    med = {k: statistics.median(s[k] for s in sides)
+           for k in ("lat_p50_us", "lat_p99_us", "lat_p999_us", "cpu_usr_s", "cpu_sys_s", "cpu_pct",
+                     "machine_cpu_pct", "errors")}
+    per_cpu = [s[key] / s["cpu_pct"] if s["cpu_pct"] > 0 else 0.0 for s in sides]
+    return {**med, "figure": statistics.median(figs), "figure_min": min(figs), "figure_max": max(figs),
+            "unit": unit, "cov": cov([s[key] for s in sides]), "per_cpu": statistics.median(per_cpu),
+            "others_cpu_pct": statistics.median(others_cpu_pct(s, ncores) for s in sides)}
+
+
+def summarize(case, ncores=None):
+    ncores = ncores or os.cpu_count()
+    suite = case.workload.suite
+    runs = case.runs
+    _, key, _, per_cpu_name = UNITS[suite]
+    base = summarize_side([r["baseline"] for r in runs], suite, ncores)
+    sol = summarize_side([r["solution"] for r in runs], suite, ncores)
+    ratios = [r["solution"][key] / r["baseline"][key] for r in runs if r["baseline"][key] > 0]
+    cpu_ratios = [(r["solution"][key] / r["solution"]["cpu_pct"]) / (r["baseline"][key] / r["baseline"]["cpu_pct"])
+                  for r in runs if r["baseline"][key] > 0 and min(r["solution"]["cpu_pct"], r["baseline"]["cpu_pct"]) > 0]
+    bound = statistics.median(r["io_count_bound"] for r in runs)
+    ratio = statistics.median(ratios) if ratios else 0.0
+    return {"runs": len(runs), "baseline": base, "solution": sol, "per_cpu_name": per_cpu_name,
+            "ratio": ratio, "ratio_min": min(ratios, default=0.0), "ratio_max": max(ratios, default=0.0),
+            "per_cpu_ratio": statistics.median(cpu_ratios) if cpu_ratios else 0.0,
+            "io_count_bound": bound, "fraction_of_bound": ratio / bound if bound > 0 else 0.0}

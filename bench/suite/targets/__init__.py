@@ -1,0 +1,8 @@
+"""Targets: what the suite drives. Each has a name, an environment ("host"
+or "tcg": figures of different environments are never put side by side)
+and measures one run of one case: baseline and solution together."""
+from .base import Target
+from .inproc import InprocTarget
+from .nbd import NbdTarget
+
+TARGETS = {t.name: t for t in (InprocTarget, NbdTarget)}

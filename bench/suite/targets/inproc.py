@@ -1,0 +1,74 @@
+"""The in-process engine (host): gpuraid-bench --compare, which measures the
+same member drives without RAID (baseline) and with it (solution) in one
+invocation. One invocation per run, so every run is recorded whole."""
+import json
+import subprocess
+
+from .base import Target
+
+SIDE_KEYS = ("iops", "mbps", "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_mean_us", "cpu_usr_s",
+             "cpu_sys_s", "cpu_pct", "machine_cpu_pct", "iops_per_cpu_pct", "errors", "seconds")
+NO_REBUILD = "not measured: needs rebuild support in gpuraid-bench (flag --state rebuilding)"
+
+
+class InprocTarget(Target):
+    name = "inproc"
+    environment = "host"
+    solution_label = "gpuraid (in-process)"
+
+    def __init__(self, params, tool=None):
+        super().__init__(params, tool)
+        self._help = None
+
+    def _tool_help(self) -> str:
+        if self._help is None:
+            try:
+                p = subprocess.run([self.tool, "--help"], capture_output=True, text=True, timeout=30)
+                self._help = p.stdout + p.stderr
+            except OSError as e:
+                self._help = f"error: {e}"
+        return self._help
+
+    def unavailable(self):
+        if "--compare" not in self._tool_help():
+            return f"gpuraid-bench not usable at {self.tool}: {self._tool_help()[:200]}"
+        return None
+
+    def unsupported(self, case):
+        # Measured as soon as gpuraid-bench grows the flag.
+        if case.state.name == "rebuilding" and "--state" not in self._tool_help():
+            return NO_REBUILD
+        return None
+
+    def describe(self) -> dict:
+        return {**super().describe(), "tool": self.tool}
+
+    def command(self, case, run_index: int) -> list:
+        p, g, w = self.params, case.geometry, case.workload
+        cmd = [self.tool, "--level", g.level, "--members", str(g.members), "--strip", g.strip,
+               "--drive-type", p.drive_type, "--drive-size", p.drive_size, "--rw", w.rw, "--bs", w.bs,
+               "--rwmixread", str(w.rwmixread), "--iodepth", str(p.iodepth), "--threads", str(p.threads),
+               "--runtime", str(p.runtime), "--warmup", str(p.warmup), "--seed", str(p.seed + run_index),
+               "--compare", "--json"]
+        if g.level == "ec":
+            cmd += ["--parity", str(g.parity)]
+        if case.state.name == "rebuilding":
+            cmd += ["--state", "rebuilding"]
+        if case.state.failed_members:
+            cmd += ["--fail", str(case.state.failed_members)]
+        return cmd
+
+    def run(self, case, run_index: int) -> dict:
+        cmd = self.command(case, run_index)
+        timeout = 120 + 4 * (self.params.runtime + self.params.warmup)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"exit {p.returncode}: {' '.join(cmd)}\n{p.stderr.strip()[-2000:]}")
+        out = json.loads(p.stdout)
+        return {"command": cmd,
+                "baseline": {k: out["raw"][k] for k in SIDE_KEYS},
+                "solution": {k: out["raid"][k] for k in SIDE_KEYS},
+                "solution_engine": out["raid"].get("engine", {}),
+                "io_count_bound": out["io_count_bound"],
+                "ratio": out["ratio"],
+                "parity_backend": out["config"].get("parity_backend", "")}
