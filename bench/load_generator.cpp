@@ -1,5 +1,7 @@
 #include "bench/load_generator.h"
 
+#include "engine/clock.h"
+
 #include <time.h>
 
 #include <cstring>
@@ -7,11 +9,7 @@
 
 namespace gpuraid::bench {
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
+uint64_t now_ns() { return mono_ns(); }
 
 LoadGenerator::LoadGenerator(Target& t, Reactor& r, const Workload& w, uint32_t thread, uint32_t threads,
                              uint64_t seed)

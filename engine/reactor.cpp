@@ -1,5 +1,7 @@
 #include "engine/reactor.h"
 
+#include "engine/clock.h"
+
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,11 +17,6 @@ namespace gpuraid {
 namespace {
 constexpr uint64_t kEventTag = 1;  // user_data of the eventfd read; MemberIo pointers are never 1
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 }  // namespace
 
 Reactor::Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend> parity,
@@ -112,7 +109,7 @@ void Reactor::submit(MemberIo* io) {
       delayed_ = io;
       return;
     }
-    if (uint32_t us = f.latency_us()) io->due_ns = now_ns() + uint64_t(us) * 1000;
+    if (uint32_t us = f.latency_us()) io->due_ns = mono_ns() + uint64_t(us) * 1000;
   }
   in_flight_++;
   if (!prep(io)) unsubmitted_.push_back(io);
@@ -177,7 +174,7 @@ void Reactor::complete(MemberIo* io, int res) {
   if (io->kind == MemberIo::Flush && res > 0) res = 0;
   if (res < 0) stats_.member_errors++;
   io->res = res;
-  if (io->due_ns && now_ns() < io->due_ns) {
+  if (io->due_ns && mono_ns() < io->due_ns) {
     io->next = delayed_;
     delayed_ = io;
     return;
@@ -268,7 +265,7 @@ bool Reactor::run_deferred() {
 
 bool Reactor::run_delayed() {
   if (!delayed_) return false;
-  uint64_t now = now_ns();
+  uint64_t now = mono_ns();
   MemberIo* keep = nullptr;
   MemberIo* ready = nullptr;
   for (MemberIo* io = delayed_; io;) {

@@ -1,18 +1,14 @@
 #include "engine/group/background.h"
 
-#include <time.h>
 
 #include <algorithm>
 #include <thread>
 
+#include "engine/clock.h"
+
 namespace gpuraid {
 
 namespace {
-uint64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 // Stripes in flight per kind. Rebuild overlaps several (its ops finish in
 // order, see ops/maintenance.cpp); resync goes one at a time.
 constexpr uint32_t kWindow[int(Work::kCount)] = {8, 1, 4, 4};

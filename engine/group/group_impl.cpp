@@ -10,15 +10,9 @@
 #include "engine/group/group_impl.h"
 #include "engine/group/metadata_io.h"
 
-namespace gpuraid {
+#include "engine/clock.h"
 
-namespace {
-uint64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-}  // namespace
+namespace gpuraid {
 
 void Group::Impl::emit(GroupEvent::Kind k, int member, const std::string& msg) {
   std::lock_guard<std::mutex> l(ev_mu);

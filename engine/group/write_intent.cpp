@@ -1,18 +1,11 @@
 #include "engine/group/write_intent.h"
 
-#include <time.h>
 
 #include "engine/group/metadata_io.h"
 
-namespace gpuraid {
+#include "engine/clock.h"
 
-namespace {
-uint64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-}  // namespace
+namespace gpuraid {
 
 WriteIntent::WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
                          std::function<std::vector<Drive*>()> writable)

@@ -121,6 +121,10 @@ void unlock_stripe(Op* op);
 void release_write_intent(Op* op);
 // Runs fn(op) on op's home reactor in its next turn (from any thread).
 void resume_on_home(Op* op, void (*fn)(Op*));
+// A Recover job: rows `dst_roles` (into dst[role]) from rows `src_roles`
+// (from src[role]), both in ascending role order, as the backends want.
+void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,
+                      uint64_t dst_roles, uint8_t* const* dst);
 // Per data strip of `stripe`, the bytes of [off, off+len) it holds.
 void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out);
 uint64_t member_off(const Volume* v, uint64_t stripe, uint32_t col);

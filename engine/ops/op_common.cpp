@@ -242,6 +242,24 @@ void release_write_intent(Op* op) {
   if (op->vol->hooks.write_end) op->vol->hooks.write_end(op->stripe);
 }
 
+void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,
+                      uint64_t dst_roles, uint8_t* const* dst) {
+  j.op = ParityOp::Recover;
+  j.codec = &c;
+  j.len = len;
+  j.nsrc = j.ndst = 0;
+  for (uint64_t s = src_roles; s; s &= s - 1) {
+    uint32_t role = uint32_t(__builtin_ctzll(s));
+    j.src[j.nsrc] = src[role];
+    j.src_idx[j.nsrc++] = uint8_t(role);
+  }
+  for (uint64_t d = dst_roles; d; d &= d - 1) {
+    uint32_t role = uint32_t(__builtin_ctzll(d));
+    j.dst[j.ndst] = dst[role];
+    j.dst_idx[j.ndst++] = uint8_t(role);
+  }
+}
+
 void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out) {
   const uint32_t k = g.data_strips();
   const uint64_t base = stripe * g.stripe_data_bytes();

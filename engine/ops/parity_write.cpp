@@ -166,20 +166,7 @@ static void reads_done(Op* op) {
       return submit_job(op, ParityOp::Update);
     case WriteMode::DegradedWrite: {
       ParityJob& j = op->job;
-      j.op = ParityOp::Recover;
-      j.codec = &op->vol->codec();
-      j.len = p.c1 - p.c0;
-      j.nsrc = j.ndst = 0;
-      for (uint64_t s = p.read_roles; s; s &= s - 1) {
-        uint32_t role = uint32_t(__builtin_ctzll(s));
-        j.src[j.nsrc] = op->rd[role];
-        j.src_idx[j.nsrc++] = uint8_t(role);
-      }
-      for (uint64_t r = p.recover_roles; r; r &= r - 1) {
-        uint32_t role = uint32_t(__builtin_ctzll(r));
-        j.dst[j.ndst] = op->nd[role];
-        j.dst_idx[j.ndst++] = uint8_t(role);
-      }
+      make_recover_job(j, op->vol->codec(), p.c1 - p.c0, p.read_roles, op->rd, p.recover_roles, op->nd);
       j.done = recovered;
       j.ctx = op;
       ParityJob* jp = &j;

@@ -86,21 +86,7 @@ static void degraded_read_io_done(Op* op) {
   const Codec& c = op->vol->codec();
   const DegradedReadPlan& p = op->rplan;
   ParityJob& j = op->job;
-  j.op = ParityOp::Recover;
-  j.codec = &c;
-  j.len = p.c1 - p.c0;
-  j.nsrc = 0;
-  for (uint64_t s = p.survivors; s; s &= s - 1) {
-    uint32_t role = uint32_t(__builtin_ctzll(s));
-    j.src[j.nsrc] = op->rd[role];
-    j.src_idx[j.nsrc++] = uint8_t(role);
-  }
-  j.ndst = 0;
-  for (uint64_t rr = p.recover_roles; rr; rr &= rr - 1) {
-    uint32_t role = uint32_t(__builtin_ctzll(rr));
-    j.dst[j.ndst] = op->nd[role];
-    j.dst_idx[j.ndst++] = uint8_t(role);
-  }
+  make_recover_job(j, c, p.c1 - p.c0, p.survivors, op->rd, p.recover_roles, op->nd);
   j.done = degraded_read_parity_done;
   j.ctx = op;
   op->vol->mutable_stats().degraded_reads++;

@@ -1,0 +1,15 @@
+#pragma once
+#include <time.h>
+
+#include <cstdint>
+
+namespace gpuraid {
+
+// Monotonic nanoseconds (steady across the engine, the groups and the bench).
+inline uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+}  // namespace gpuraid
