@@ -103,12 +103,15 @@ ScrubSummary BackgroundWork::last_scrub() const {
   return prog_[int(Work::Scrub)].active ? scrub_now_ : scrub_last_;
 }
 
-void BackgroundWork::shutdown() {
+bool BackgroundWork::shutdown(double timeout_s) {
   stopping_ = true;
+  const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
   while (in_flight_ > 0) {
+    if (mono_ns() > deadline) return false;
     if (Reactor::current() == r_) r_->poll(true, 5);
     else std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  return true;
 }
 
 uint64_t BackgroundWork::next_stripe(Work w, bool* none) {

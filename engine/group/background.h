@@ -55,8 +55,9 @@ class BackgroundWork {
   void set_paused(Work w, bool p) { prog_[int(w)].paused.store(p); kick(); }
   void set_rate(Work w, uint64_t bytes_s) { prog_[int(w)].rate_bytes_s.store(bytes_s); }
   // Stops issuing and waits for in-flight stripes (polls the reactor when
-  // the caller owns it).
-  void shutdown();
+  // the caller owns it). False when they did not finish within the time
+  // (nobody polls the reactor any more).
+  bool shutdown(double timeout_s = 30);
   // Wakes the work on its reactor (rate limits and pauses are re-checked).
   void kick();
 

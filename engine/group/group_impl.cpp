@@ -200,7 +200,9 @@ void Group::Impl::housekeeping_tick(bool slow) {
     initialized = true;
     emit(GroupEvent::InitFinished, -1, "initialized");
   }
-  if (want_auto_replace.exchange(false) && vol->rebuilding_member() < 0 && !vol->failed()) {
+  // A failure during a rebuild keeps the request until that rebuild ends.
+  if (want_auto_replace && vol->rebuilding_member() < 0 && !vol->failed()) {
+    want_auto_replace = false;
     const uint64_t failed = vol->failed_mask();
     for (uint32_t m = 0; m < g.members; m++) {
       std::string err;

@@ -22,6 +22,7 @@ void maint_locked(Op* op);
 
 void finish_now(Op* op, int result) {
   release_buffers(op);
+  release_write_intent(op);
   unlock_stripe(op);
   finish_op(op, result);
 }
@@ -41,6 +42,7 @@ void finish(Op* op, int result) {
     return;
   }
   release_buffers(op);
+  release_write_intent(op);
   ahead.push_back(op);
   for (bool moved = true; moved;) {
     moved = false;
@@ -60,7 +62,16 @@ void finish(Op* op, int result) {
 // Member holding role `role` of the op's stripe (mirrors: role = copy of strip 0..k-1 is not used).
 uint32_t member_of(Op* op, uint32_t role) { return role_member(op->vol->geometry(), op->stripe, role); }
 
+// Repairs write into regions that may be clean: they hold the write
+// intent like foreground writes, so a crash mid-repair is resynced.
+void begin_repair(Op* op) {
+  if (op->mkind != M::ScrubRepair || op->intent_held) return;
+  if (op->vol->hooks.write_begin) op->vol->hooks.write_begin(op->stripe);
+  op->intent_held = true;
+}
+
 void writes_done(Op* op) {
+  release_write_intent(op);
   const bool ok = absorb_errors(op);
   const bool rebuild_target_lost = op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member;
   finish(op, ok && !rebuild_target_lost ? 0 : -EIO);
@@ -96,7 +107,10 @@ void mirror_reads_done(Op* op) {
         if (differs && op->mkind != M::Resync) op->mres->mismatch_rows |= 1u << c;
         target = differs && op->mkind != M::Scrub;
       }
-      if (target) write_role(op, m, const_cast<uint8_t*>(src));
+      if (target) {
+        begin_repair(op);
+        write_role(op, m, const_cast<uint8_t*>(src));
+      }
     }
   }
   if (op->mres->mismatch_rows && op->mkind == M::ScrubRepair) op->mres->repaired = true;
@@ -263,6 +277,7 @@ void parity_computed(ParityJob* job) {
       }
       if (op->mkind != M::ScrubRepair) break;
       op->mres->repaired = true;
+      begin_repair(op);
       if (op->mres->located_role >= 0) {
         write_role(op, uint32_t(op->mres->located_member), op->nd[0]);
         break;
