@@ -9,14 +9,28 @@ PACKAGES=(
   liburing-dev libisal-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   libblkid-dev uuid-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcpp-httplib-dev openssl
   fio python3 python3-matplotlib
+  libnbd-bin nbdkit qemu-system-x86 busybox-static cpio kmod xz-utils mdadm e2fsprogs
 )
+
+# The VM lane boots Debian's bookworm-backports 6.12 kernel (fetched with
+# apt-get download by tests/vm/kernel.sh, never installed). The suite gets
+# priority 100, so nothing on the host is upgraded from it.
+need_update=0
+if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+    $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+  need_update=1
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
+if ((${#missing[@]})) || ((need_update)); then
   echo "setup: installing ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo

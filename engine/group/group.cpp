@@ -238,7 +238,10 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       im.emit(GroupEvent::ResyncStarted, -1, std::to_string(im.wi->suspect_regions()) + " dirty regions");
     }
   }
-  if (rebuilding >= 0) im.bg->arm_rebuild(grp->volume_->rebuild_checkpoint());
+  if (rebuilding >= 0) {
+    im.rebuild_slot = rebuilding;
+    im.bg->arm_rebuild(grp->volume_->rebuild_checkpoint());
+  }
   if (note) *note = notes;
   return grp;
 }
@@ -246,6 +249,9 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
 void Group::set_event_handler(std::function<void(const GroupEvent&)> h) {
   std::lock_guard<std::mutex> l(impl_->ev_mu);
   impl_->on_event = std::move(h);
+  // Events from create/assemble, before there was a handler.
+  for (const GroupEvent& e : impl_->early_events) impl_->on_event(e);
+  impl_->early_events.clear();
 }
 
 void Group::start_background(Reactor& r) { impl_->bg->attach(r); }

@@ -17,6 +17,7 @@ namespace gpuraid {
 void Group::Impl::emit(GroupEvent::Kind k, int member, const std::string& msg) {
   std::lock_guard<std::mutex> l(ev_mu);
   if (on_event) on_event(GroupEvent{k, member, msg});
+  else if (early_events.size() < 64) early_events.push_back(GroupEvent{k, member, msg});
 }
 
 void Group::Impl::persist_locked() {

@@ -25,6 +25,7 @@ struct Group::Impl {
 
   std::mutex ev_mu;
   std::function<void(const GroupEvent&)> on_event;
+  std::vector<GroupEvent> early_events;  // kept until a handler is set
 
   std::thread housekeeper;
   std::atomic<bool> hk_stop{false};

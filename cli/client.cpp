@@ -1,0 +1,95 @@
+#include "cli/client.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace gpuraid::cli {
+
+namespace {
+constexpr int kMaxMessage = 16 << 20;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) {
+    fprintf(stderr, "gpuraid: cannot read %s\n", path.c_str());
+    exit(kUsage);
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+Client::Client(const Globals& g) : timeout_s_(g.timeout_s) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessage);
+  args.SetMaxSendMessageSize(kMaxMessage);
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (!g.connect.empty()) {
+    unix_ = false;
+    target_ = g.connect;
+    grpc::SslCredentialsOptions o;
+    if (!g.tls_ca.empty()) o.pem_root_certs = slurp(g.tls_ca);
+    if (!g.tls_cert.empty()) o.pem_cert_chain = slurp(g.tls_cert);
+    if (!g.tls_key.empty()) o.pem_private_key = slurp(g.tls_key);
+    if (!g.tls_server_name.empty()) args.SetSslTargetNameOverride(g.tls_server_name);
+    creds = grpc::SslCredentials(o);
+  } else {
+    target_ = g.socket;
+    if (target_.empty()) {
+      const char* env = getenv("GPURAID_SOCKET");
+      target_ = env && *env ? env : "/run/gpuraid/gpuraid.sock";
+    }
+    creds = grpc::InsecureChannelCredentials();
+  }
+  auto ch = grpc::CreateCustomChannel(unix_ ? "unix:" + target_ : target_, creds, args);
+  stub_ = v1::Gpuraid::NewStub(ch);
+}
+
+std::unique_ptr<grpc::ClientContext> Client::context(bool no_deadline) const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  if (!no_deadline)
+    ctx->set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(int64_t(timeout_s_ * 1000)));
+  return ctx;
+}
+
+int Client::fail(const grpc::Status& s) const {
+  using C = grpc::StatusCode;
+  if (s.error_code() == C::UNAVAILABLE) {
+    struct stat st;
+    std::string hint;
+    if (unix_ && stat(target_.c_str(), &st) != 0)
+      hint = ": no socket there (is gpuraidd running? use --socket PATH or GPURAID_SOCKET)";
+    else if (unix_ && access(target_.c_str(), R_OK | W_OK) != 0)
+      hint = ": permission denied (join the socket's group, or run as root)";
+    else
+      hint = ": " + s.error_message();
+    fprintf(stderr, "gpuraid: cannot reach gpuraidd at %s%s\n", target_.c_str(), hint.c_str());
+    return kConnectError;
+  }
+  const char* what = "error";
+  switch (s.error_code()) {
+    case C::INVALID_ARGUMENT: what = "invalid request"; break;
+    case C::NOT_FOUND: what = "not found"; break;
+    case C::ALREADY_EXISTS: what = "already exists"; break;
+    case C::FAILED_PRECONDITION: what = "refused"; break;
+    case C::OUT_OF_RANGE: what = "out of range"; break;
+    case C::UNIMPLEMENTED: what = "not available"; break;
+    case C::DATA_LOSS: what = "data loss"; break;
+    case C::DEADLINE_EXCEEDED: what = "timed out"; break;
+    case C::PERMISSION_DENIED:
+    case C::UNAUTHENTICATED: what = "not allowed"; break;
+    default: break;
+  }
+  fprintf(stderr, "gpuraid: %s: %s\n", what, s.error_message().c_str());
+  return kServerError;
+}
+
+}  // namespace gpuraid::cli

@@ -1,0 +1,57 @@
+// The CLI's connection to gpuraidd: where (--socket, GPURAID_SOCKET, the
+// default /run/gpuraid/gpuraid.sock, or --connect HOST:PORT with TLS
+// client certificates), unary calls with a deadline, and the mapping from
+// gRPC statuses to exit codes and messages a person can act on.
+#pragma once
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "gpuraid/v1/gpuraid.grpc.pb.h"
+
+namespace gpuraid::cli {
+
+namespace v1 = gpuraid::v1;
+
+// Exit codes.
+enum Exit : int {
+  kOk = 0,
+  kServerError = 1,   // the daemon refused or failed the request
+  kUsage = 2,         // bad command line
+  kConnectError = 3,  // the daemon could not be reached
+  kMismatch = 4,      // vd read --verify-pattern found different data
+};
+
+struct Globals {
+  std::string socket;
+  std::string connect;  // HOST:PORT (TLS)
+  std::string tls_ca, tls_cert, tls_key, tls_server_name;
+  bool json = false;
+  double timeout_s = 60;
+};
+
+class Client {
+ public:
+  explicit Client(const Globals& g);
+  v1::Gpuraid::Stub& stub() { return *stub_; }
+  std::unique_ptr<grpc::ClientContext> context(bool no_deadline = false) const;
+  // Prints what went wrong and returns the exit code for it.
+  int fail(const grpc::Status& s) const;
+  const std::string& target() const { return target_; }
+
+  template <typename Req, typename Resp, typename M>
+  int call(M method, const Req& q, Resp* r) {
+    auto ctx = context();
+    grpc::Status s = (stub_.get()->*method)(ctx.get(), q, r);
+    return s.ok() ? kOk : fail(s);
+  }
+
+ private:
+  std::string target_;
+  bool unix_ = true;
+  double timeout_s_;
+  std::unique_ptr<v1::Gpuraid::Stub> stub_;
+};
+
+}  // namespace gpuraid::cli

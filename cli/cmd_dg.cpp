@@ -1,0 +1,291 @@
+// gpuraid dg create|list|show|delete|replace|rebuild|scrub|rates
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "cli/progress.h"
+
+namespace gpuraid::cli {
+
+namespace {
+std::string level_str(const v1::Group& g) {
+  std::string l = enum_short(v1::RaidLevel_Name(g.level()), "RAID_LEVEL_");
+  if (g.level() == v1::RAID_LEVEL_EC) return "ec " + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
+  return "raid" + l;
+}
+std::string gstate(v1::GroupState s) { return enum_short(v1::GroupState_Name(s), "GROUP_STATE_"); }
+
+void print_group(const v1::Group& g) {
+  std::string vols;
+  for (auto& v : g.volumes()) vols += (vols.empty() ? "" : ", ") + v;
+  std::string spares;
+  for (auto& s : g.spares()) spares += (spares.empty() ? "" : ", ") + s;
+  print_fields({{"name", g.name()},
+                {"uuid", g.uuid()},
+                {"level", level_str(g)},
+                {"geometry", g.geometry().empty() ? "-" : g.geometry()},
+                {"strip", size_str(g.strip_bytes())},
+                {"capacity", size_str(g.capacity_bytes())},
+                {"free", size_str(g.free_bytes())},
+                {"state", gstate(g.state())},
+                {"redundancy", g.redundancy_claimed() ? "yes" : "not yet (init/resync/rebuild pending)"},
+                {"spares", spares.empty() ? "-" : spares},
+                {"volumes", vols.empty() ? "-" : vols},
+                {"rates", "rebuild " + (g.rebuild_rate_bytes_s() ? rate_str(double(g.rebuild_rate_bytes_s())) : "unlimited") +
+                              ", scrub " + (g.scrub_rate_bytes_s() ? rate_str(double(g.scrub_rate_bytes_s())) : "unlimited")},
+                {"note", g.note().empty() ? "-" : g.note()}});
+  printf("\n");
+  Table t({"IDX", "DRIVE", "PATH", "STATE", "REBUILT"});
+  for (const auto& m : g.members())
+    t.add({std::to_string(m.index()), m.drive().empty() ? "-" : m.drive(), m.path(),
+           enum_short(v1::DriveState_Name(m.state()), "DRIVE_STATE_"),
+           m.state() == v1::DRIVE_STATE_REBUILDING ? size_str(m.rebuild_checkpoint_bytes()) : "-"});
+  t.print();
+  std::string tasks = group_tasks(g);
+  if (!tasks.empty()) printf("\n%s", tasks.c_str());
+  const auto& s = g.last_scrub();
+  if (s.stripes_checked())
+    printf("\nlast scrub: %lu stripes checked, %lu mismatched, %lu repaired\n", (unsigned long)s.stripes_checked(),
+           (unsigned long)s.mismatched_stripes(), (unsigned long)s.repaired_stripes());
+}
+
+// dg show --watch: redraw (terminal) or print progress lines (logs) until
+// no background task runs.
+int watch(Client& cl, const Globals& gl, const std::string& name, double interval) {
+  bool tty = isatty(1);
+  for (bool first = true;; first = false) {
+    v1::GroupRef q;
+    q.set_name(name);
+    v1::Group g;
+    if (int rc = cl.call(&v1::Gpuraid::Stub::GetGroup, q, &g)) return rc;
+    bool running = any_task_running(g);
+    if (gl.json) {
+      print_json(g);
+    } else if (tty) {
+      printf("\033[H\033[2J");
+      print_group(g);
+    } else if (first || running) {
+      std::string t = group_tasks(g);
+      printf("%s", t.empty() ? (name + ": no background task running (" + gstate(g.state()) + ")\n").c_str() : t.c_str());
+    }
+    fflush(stdout);
+    if (!running) {
+      if (!gl.json && !first) printf("%s: done, state %s\n", name.c_str(), gstate(g.state()).c_str());
+      return kOk;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(int64_t(interval * 1000)));
+  }
+}
+
+// dg rebuild|scrub DG ACTION
+void add_task(Cli& c, CLI::App* dg, const char* name, v1::Task task, std::vector<std::string> actions) {
+  struct A {
+    std::string group, action;
+    bool repair = false;
+  };
+  auto a = std::make_shared<A>();
+  auto* s = dg->add_subcommand(name, std::string("control the ") + name + " of a group");
+  s->add_option("group", a->group, "group name")->required();
+  s->add_option("action", a->action, "what to do")->required()->check(CLI::IsMember(actions));
+  if (task == v1::TASK_SCRUB) s->add_flag("--repair", a->repair, "start: rewrite parity where it mismatches");
+  s->callback([&c, a, task] {
+    c.action = [&c, a, task](Client& cl) {
+      v1::ControlTaskRequest q;
+      q.set_group(a->group);
+      q.set_task(task);
+      v1::TaskAction act = v1::TASK_ACTION_UNSPECIFIED;
+      v1::TaskAction_Parse("TASK_ACTION_" + upper(a->action), &act);
+      q.set_action(act);
+      q.set_repair(a->repair);
+      v1::Group r;
+      if (int rc = cl.call(&v1::Gpuraid::Stub::ControlTask, q, &r)) return rc;
+      if (c.g.json) print_json(r);
+      else printf("%s: %s %s\n", r.name().c_str(), v1::Task_Name(task) == "TASK_SCRUB" ? "scrub" : "rebuild", a->action.c_str());
+      return int(kOk);
+    };
+  });
+}
+}  // namespace
+
+void add_dg_commands(Cli& c) {
+  auto* dg = c.app.add_subcommand("dg", "drive groups");
+  dg->require_subcommand(1);
+  {
+    struct A {
+      std::vector<std::string> drives, spares;
+      std::string level, strip = "64K", name;
+      uint32_t parity = 0;
+      bool force = false, zeroed = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = dg->add_subcommand("create", "create a drive group over free drives");
+    s->add_option("drives", a->drives, "member drives (PD ids), in member order")->required();
+    s->add_option("--level", a->level, "RAID level: 0, 1, 10, 5, 6, ec")->required()
+        ->check(CLI::IsMember({"0", "1", "10", "5", "6", "ec"}));
+    s->add_option("--parity", a->parity, "ec only: parity strips per stripe (1..4)");
+    s->add_option("--strip", a->strip, "strip size (4K..1M, power of two)")->capture_default_str()->check(kSize);
+    s->add_option("--name", a->name, "group name (default dgN)");
+    s->add_option("--spare", a->spares, "dedicated spare drive (repeatable)");
+    s->add_flag("--force", a->force, "overwrite drives that hold data");
+    s->add_flag("--assume-zeroed", a->zeroed, "drives read zeroes: skip the background init");
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        v1::CreateGroupRequest q;
+        v1::RaidLevel l = v1::RAID_LEVEL_UNSPECIFIED;
+        v1::RaidLevel_Parse("RAID_LEVEL_" + upper(a->level), &l);
+        q.set_level(l);
+        q.set_parity(a->parity);
+        uint64_t strip = size_arg(a->strip);
+        if (strip > UINT32_MAX) {
+          fprintf(stderr, "gpuraid: the strip size %s is too large (at most 1M)\n", a->strip.c_str());
+          return int(kUsage);
+        }
+        q.set_strip_bytes(uint32_t(strip));
+        q.set_name(a->name);
+        for (auto& d : a->drives) q.add_drives(d);
+        for (auto& d : a->spares) q.add_spares(d);
+        q.set_force(a->force);
+        q.set_assume_zeroed(a->zeroed);
+        v1::Group r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::CreateGroup, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("created %s: %s, %s usable\n", r.name().c_str(), r.geometry().c_str(), size_str(r.capacity_bytes()).c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    auto* s = dg->add_subcommand("list", "list drive groups");
+    s->callback([&c] {
+      c.action = [&c](Client& cl) {
+        v1::ListGroupsResponse r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::ListGroups, v1::ListGroupsRequest(), &r)) return rc;
+        if (c.g.json) return print_json(r), int(kOk);
+        Table t({"NAME", "LEVEL", "STRIP", "MEMBERS", "CAPACITY", "FREE", "STATE", "TASK"});
+        for (const auto& g : r.groups()) {
+          std::string task = g.rebuild().running() ? "rebuild" : g.resync().running() ? "resync"
+                           : g.init().running()    ? "init"    : g.scrub().running()  ? "scrub" : "-";
+          t.add({g.name(), level_str(g), size_str(g.strip_bytes()), std::to_string(g.members_size()),
+                 size_str(g.capacity_bytes()), size_str(g.free_bytes()), gstate(g.state()), task});
+        }
+        t.print();
+        return int(kOk);
+      };
+    });
+  }
+  {
+    struct A {
+      std::string name;
+      bool watch = false;
+      double interval = 1;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = dg->add_subcommand("show", "show a group: members, states, progress");
+    s->add_option("group", a->name, "group name")->required();
+    s->add_flag("--watch", a->watch, "follow init/resync/rebuild/scrub progress until it ends");
+    s->add_option("--interval", a->interval, "seconds between updates with --watch")->check(CLI::Range(0.1, 3600.0));
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        if (a->watch) return watch(cl, c.g, a->name, a->interval);
+        v1::GroupRef q;
+        q.set_name(a->name);
+        v1::Group r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::GetGroup, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else print_group(r);
+        return int(kOk);
+      };
+    });
+  }
+  {
+    struct A {
+      std::string name;
+      bool force = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = dg->add_subcommand("delete", "delete a group (its drives become free, their metadata wiped)");
+    s->add_option("group", a->name, "group name")->required();
+    s->add_flag("--force", a->force, "also delete the group's virtual drives");
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        v1::DeleteGroupRequest q;
+        q.set_name(a->name);
+        q.set_force(a->force);
+        v1::Empty r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::DeleteGroup, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("deleted %s\n", a->name.c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    struct A {
+      std::string group, old, with;
+      int member = -1;
+      bool force = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = dg->add_subcommand("replace", "replace a member by a free drive (a rebuild starts)");
+    s->add_option("group", a->group, "group name")->required();
+    auto* m = s->add_option("--member", a->member, "index of the member to replace")->check(CLI::Range(0, 63));
+    auto* o = s->add_option("--old", a->old, "drive id of the member to replace");
+    m->excludes(o);
+    s->add_option("--with", a->with, "the free drive that takes its place")->required();
+    s->add_flag("--force", a->force, "accept a new drive that holds data");
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        if (a->member < 0 && a->old.empty()) {
+          fprintf(stderr, "gpuraid: say which member to replace: --member N or --old PD\n");
+          return int(kUsage);
+        }
+        v1::ReplaceMemberRequest q;
+        q.set_group(a->group);
+        if (a->member >= 0) q.set_index(uint32_t(a->member));
+        else q.set_drive(a->old);
+        q.set_new_drive(a->with);
+        q.set_force(a->force);
+        v1::Group r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::ReplaceMember, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("%s: %s replaces member %s; rebuild %s\n", r.name().c_str(), a->with.c_str(),
+                    a->member >= 0 ? std::to_string(a->member).c_str() : a->old.c_str(),
+                    r.rebuild().running() ? "running (gpuraid dg show --watch)" : "not running");
+        return int(kOk);
+      };
+    });
+  }
+  add_task(c, dg, "rebuild", v1::TASK_REBUILD, {"start", "stop", "pause", "resume"});
+  add_task(c, dg, "scrub", v1::TASK_SCRUB, {"start", "stop", "pause", "resume"});
+  {
+    struct A {
+      std::string group, rebuild, scrub;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = dg->add_subcommand("rates", "limit rebuild and scrub bandwidth (per second; 0 = unlimited)");
+    s->add_option("group", a->group, "group name")->required();
+    s->add_option("--rebuild", a->rebuild, "rebuild rate, e.g. 200M")->check(kSize);
+    s->add_option("--scrub", a->scrub, "scrub rate, e.g. 50M")->check(kSize);
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        v1::SetRatesRequest q;
+        q.set_group(a->group);
+        if (!a->rebuild.empty()) q.set_rebuild_bytes_s(size_arg(a->rebuild));
+        if (!a->scrub.empty()) q.set_scrub_bytes_s(size_arg(a->scrub));
+        v1::Group r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::SetRates, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("%s: rebuild %s, scrub %s\n", r.name().c_str(),
+                    r.rebuild_rate_bytes_s() ? rate_str(double(r.rebuild_rate_bytes_s())).c_str() : "unlimited",
+                    r.scrub_rate_bytes_s() ? rate_str(double(r.scrub_rate_bytes_s())).c_str() : "unlimited");
+        return int(kOk);
+      };
+    });
+  }
+}
+
+}  // namespace gpuraid::cli

@@ -1,0 +1,147 @@
+// gpuraid pd add|list|show|remove|fail|spare|unspare
+#include <memory>
+#include <type_traits>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+
+namespace gpuraid::cli {
+
+namespace {
+std::string role(v1::DriveRole r) { return enum_short(v1::DriveRole_Name(r), "DRIVE_ROLE_"); }
+std::string state(v1::DriveState s) { return enum_short(v1::DriveState_Name(s), "DRIVE_STATE_"); }
+std::string dtype(v1::DriveType t) { return enum_short(v1::DriveType_Name(t), "DRIVE_TYPE_"); }
+
+void print_drive(const Globals& g, const v1::Drive& d) {
+  if (g.json) return print_json(d);
+  print_fields({{"id", d.id()},
+                {"path", d.path()},
+                {"type", dtype(d.type())},
+                {"size", size_str(d.size_bytes())},
+                {"role", role(d.role())},
+                {"state", state(d.state())},
+                {"group", d.group().empty() ? "-" : d.group()},
+                {"member", d.member_index() >= 0 ? std::to_string(d.member_index()) : "-"},
+                {"uuid", d.uuid().empty() ? "-" : d.uuid()},
+                {"note", d.note().empty() ? "-" : d.note()}});
+}
+
+// A subcommand that takes one PD id and calls `rpc` with it.
+template <typename Resp, typename M>
+void simple(Cli& c, CLI::App* pd, const char* name, const char* help, M rpc) {
+  auto id = std::make_shared<std::string>();
+  auto* s = pd->add_subcommand(name, help);
+  s->add_option("drive", *id, "drive id (pdN)")->required();
+  s->callback([&c, id, rpc, name] {
+    c.action = [&c, id, rpc, name](Client& cl) {
+      v1::DriveRef q;
+      q.set_id(*id);
+      Resp r;
+      if (int rc = cl.call(rpc, q, &r)) return rc;
+      if constexpr (std::is_same_v<Resp, v1::Drive>) print_drive(c.g, r);
+      else if (c.g.json) print_json(r);
+      else printf("%s: %s done\n", id->c_str(), name);
+      return int(kOk);
+    };
+  });
+}
+}  // namespace
+
+void add_pd_commands(Cli& c) {
+  auto* pd = c.app.add_subcommand("pd", "physical drives");
+  pd->require_subcommand(1);
+
+  {
+    struct A {
+      std::string path, type, size, id;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = pd->add_subcommand("add", "register a drive (block device, NVMe namespace, file)");
+    s->add_option("path", a->path, "device or file path (absolute)")->required();
+    s->add_option("--type", a->type, "file, block, mem or null (default: from the path)")
+        ->check(CLI::IsMember({"file", "block", "mem", "null"}));
+    s->add_option("--size", a->size, "create the file (or mem drive) with this size")->check(kSize);
+    s->add_option("--id", a->id, "id to give it (default pdN)");
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        v1::AddDriveRequest q;
+        q.set_path(a->path);
+        v1::DriveType t = v1::DRIVE_TYPE_UNSPECIFIED;
+        if (!a->type.empty()) v1::DriveType_Parse("DRIVE_TYPE_" + upper(a->type), &t);
+        q.set_type(t);
+        if (!a->size.empty()) q.set_create_size_bytes(size_arg(a->size));
+        q.set_id(a->id);
+        v1::Drive r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::AddDrive, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("added %s: %s (%s, %s)\n", r.id().c_str(), r.path().c_str(), dtype(r.type()).c_str(),
+                    size_str(r.size_bytes()).c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    auto* s = pd->add_subcommand("list", "list drives");
+    s->callback([&c] {
+      c.action = [&c](Client& cl) {
+        v1::ListDrivesResponse r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::ListDrives, v1::ListDrivesRequest(), &r)) return rc;
+        if (c.g.json) return print_json(r), int(kOk);
+        Table t({"ID", "PATH", "TYPE", "SIZE", "ROLE", "STATE", "GROUP", "MEMBER"});
+        for (const auto& d : r.drives())
+          t.add({d.id(), d.path(), dtype(d.type()), size_str(d.size_bytes()), role(d.role()), state(d.state()),
+                 d.group().empty() ? "-" : d.group(), d.member_index() >= 0 ? std::to_string(d.member_index()) : "-"});
+        t.print();
+        return int(kOk);
+      };
+    });
+  }
+  simple<v1::Drive>(c, pd, "show", "show one drive", &v1::Gpuraid::Stub::GetDrive);
+  simple<v1::Empty>(c, pd, "remove", "forget a drive that is in no group", &v1::Gpuraid::Stub::RemoveDrive);
+  simple<v1::Drive>(c, pd, "fail", "mark a drive failed (a member: its group goes on degraded)",
+                    &v1::Gpuraid::Stub::FailDrive);
+  {
+    struct A {
+      std::string id, group;
+      bool force = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = pd->add_subcommand("spare", "put a free drive into the spare pool (or dedicate it to a group)");
+    s->add_option("drive", a->id, "drive id")->required();
+    s->add_option("--group", a->group, "dedicate the spare to this group");
+    s->add_flag("--force", a->force, "accept a drive that holds data");
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        v1::SetDriveSpareRequest q;
+        q.set_id(a->id);
+        q.set_spare(true);
+        q.set_group(a->group);
+        q.set_force(a->force);
+        v1::Drive r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::SetDriveSpare, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("%s is a spare%s\n", r.id().c_str(), r.group().empty() ? " (global pool)" : (" of " + r.group()).c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    auto id = std::make_shared<std::string>();
+    auto* s = pd->add_subcommand("unspare", "take a drive out of the spare pool");
+    s->add_option("drive", *id, "drive id")->required();
+    s->callback([&c, id] {
+      c.action = [&c, id](Client& cl) {
+        v1::SetDriveSpareRequest q;
+        q.set_id(*id);
+        q.set_spare(false);
+        v1::Drive r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::SetDriveSpare, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("%s is free\n", r.id().c_str());
+        return int(kOk);
+      };
+    });
+  }
+}
+
+}  // namespace gpuraid::cli

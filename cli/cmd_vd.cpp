@@ -1,0 +1,312 @@
+// gpuraid vd create|list|show|resize|delete|export|unexport|write|read
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "cli/pattern.h"
+
+namespace gpuraid::cli {
+
+namespace {
+constexpr uint64_t kChunk = 4u << 20;  // the daemon takes at most 4 MiB per call
+
+std::string export_str(const v1::Volume& v) {
+  if (!v.has_export_()) return "-";
+  const auto& e = v.export_();
+  std::string s = enum_short(v1::ExportKind_Name(e.kind()), "EXPORT_KIND_") + " ";
+  s += !e.dev_path().empty() ? e.dev_path() : !e.uri().empty() ? e.uri() : e.listen();
+  if (!e.active()) s += " (inactive: " + e.note() + ")";
+  return s;
+}
+
+void print_volume(const v1::Volume& v) {
+  print_fields({{"id", v.id()},
+                {"group", v.group()},
+                {"size", size_str(v.size_bytes())},
+                {"offset", size_str(v.offset_bytes())},
+                {"min io", size_str(v.min_io_bytes())},
+                {"optimal io", size_str(v.optimal_io_bytes())},
+                {"online", v.online() ? "yes" : "no (its group is offline)"},
+                {"export", export_str(v)}});
+}
+
+// A subcommand taking one VD id, answered with a Volume (or Empty).
+template <typename Resp, typename M>
+void simple(Cli& c, CLI::App* vd, const char* name, const char* help, M rpc, const char* done) {
+  auto id = std::make_shared<std::string>();
+  auto* s = vd->add_subcommand(name, help);
+  s->add_option("vd", *id, "virtual drive id")->required();
+  s->callback([&c, id, rpc, done] {
+    c.action = [&c, id, rpc, done](Client& cl) {
+      v1::VolumeRef q;
+      q.set_id(*id);
+      Resp r;
+      if (int rc = cl.call(rpc, q, &r)) return rc;
+      if (c.g.json) print_json(r);
+      else if constexpr (std::is_same_v<Resp, v1::Volume>) {
+        if (!*done) print_volume(r);
+        else printf("%s %s\n", done, id->c_str());
+      } else printf("%s %s\n", done, id->c_str());
+      return int(kOk);
+    };
+  });
+}
+
+int do_write(Client& cl, const std::string& vd, uint64_t off, uint64_t len, FILE* in, bool pattern, uint64_t seed,
+             bool fua, bool json) {
+  std::vector<uint8_t> buf(kChunk);
+  uint64_t done = 0;
+  while (done < len || (!pattern && len == 0)) {
+    size_t n = size_t(std::min<uint64_t>(kChunk, len ? len - done : kChunk));
+    if (pattern) {
+      fill_pattern(seed, off + done, buf.data(), n);
+    } else {
+      n = fread(buf.data(), 1, n, in);
+      if (n == 0) break;
+      if (n % 4096) {  // the tail of a file: pad to a whole block with zeroes
+        size_t padded = (n + 4095) / 4096 * 4096;
+        memset(buf.data() + n, 0, padded - n);
+        n = padded;
+      }
+    }
+    v1::WriteVolumeRequest q;
+    q.set_id(vd);
+    q.set_offset_bytes(off + done);
+    q.set_data(buf.data(), n);
+    q.set_fua(fua);
+    v1::WriteVolumeResponse r;
+    if (int rc = cl.call(&v1::Gpuraid::Stub::WriteVolume, q, &r)) return rc;
+    done += n;
+    if (!pattern && len == 0 && n < kChunk) break;
+  }
+  if (json) printf("{\"bytes_written\": \"%lu\"}\n", (unsigned long)done);
+  else printf("wrote %s to %s at offset %s\n", size_str(done).c_str(), vd.c_str(), size_str(off).c_str());
+  return kOk;
+}
+
+int do_read(Client& cl, const std::string& vd, uint64_t off, uint64_t len, FILE* out, bool verify, uint64_t seed,
+            bool json) {
+  for (uint64_t done = 0; done < len;) {
+    uint64_t n = std::min(kChunk, len - done);
+    v1::ReadVolumeRequest q;
+    q.set_id(vd);
+    q.set_offset_bytes(off + done);
+    q.set_length_bytes(n);
+    v1::ReadVolumeResponse r;
+    if (int rc = cl.call(&v1::Gpuraid::Stub::ReadVolume, q, &r)) return rc;
+    const auto* p = reinterpret_cast<const uint8_t*>(r.data().data());
+    if (verify) {
+      int64_t bad = check_pattern(seed, off + done, p, r.data().size());
+      if (bad >= 0) {
+        fprintf(stderr, "gpuraid: MISMATCH: %s differs from pattern %lu at byte %lu\n", vd.c_str(),
+                (unsigned long)seed, (unsigned long)(off + done + uint64_t(bad)));
+        return kMismatch;
+      }
+    } else if (fwrite(p, 1, r.data().size(), out) != r.data().size()) {
+      fprintf(stderr, "gpuraid: cannot write the output\n");
+      return kServerError;
+    }
+    done += n;
+  }
+  if (verify) {
+    if (json) printf("{\"verified_bytes\": \"%lu\"}\n", (unsigned long)len);
+    else printf("verified %s of %s at offset %s: every byte matches pattern %lu\n", size_str(len).c_str(), vd.c_str(),
+                size_str(off).c_str(), (unsigned long)seed);
+  }
+  return kOk;
+}
+}  // namespace
+
+void add_vd_commands(Cli& c) {
+  auto* vd = c.app.add_subcommand("vd", "virtual drives");
+  vd->require_subcommand(1);
+  {
+    struct A {
+      std::string group, size, name;
+      bool rest = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = vd->add_subcommand("create", "create a virtual drive in a group");
+    s->add_option("group", a->group, "group name")->required();
+    auto* sz = s->add_option("--size", a->size, "size (rounded up to whole stripes)")->check(kSize);
+    auto* rest = s->add_flag("--rest", a->rest, "all the group's remaining space");
+    sz->excludes(rest);
+    s->add_option("--name", a->name, "id to give it (default vdN)");
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        if (a->size.empty() && !a->rest) {
+          fprintf(stderr, "gpuraid: give --size SIZE or --rest\n");
+          return int(kUsage);
+        }
+        v1::CreateVolumeRequest q;
+        q.set_group(a->group);
+        if (!a->size.empty()) {
+          q.set_size_bytes(size_arg(a->size));
+          if (q.size_bytes() == 0) {
+            fprintf(stderr, "gpuraid: the size must be larger than 0\n");
+            return int(kUsage);
+          }
+        }
+        q.set_rest(a->rest);
+        q.set_id(a->name);
+        v1::Volume r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::CreateVolume, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("created %s: %s in %s\n", r.id().c_str(), size_str(r.size_bytes()).c_str(), r.group().c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    auto group = std::make_shared<std::string>();
+    auto* s = vd->add_subcommand("list", "list virtual drives");
+    s->add_option("--group", *group, "only this group's");
+    s->callback([&c, group] {
+      c.action = [&c, group](Client& cl) {
+        v1::ListVolumesRequest q;
+        q.set_group(*group);
+        v1::ListVolumesResponse r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::ListVolumes, q, &r)) return rc;
+        if (c.g.json) return print_json(r), int(kOk);
+        Table t({"ID", "GROUP", "SIZE", "OFFSET", "ONLINE", "EXPORT"});
+        for (const auto& v : r.volumes())
+          t.add({v.id(), v.group(), size_str(v.size_bytes()), size_str(v.offset_bytes()), v.online() ? "yes" : "no",
+                 export_str(v)});
+        t.print();
+        return int(kOk);
+      };
+    });
+  }
+  simple<v1::Volume>(c, vd, "show", "show a virtual drive", &v1::Gpuraid::Stub::GetVolume, "");
+  simple<v1::Empty>(c, vd, "delete", "delete a virtual drive (its data is gone)", &v1::Gpuraid::Stub::DeleteVolume,
+                    "deleted");
+  simple<v1::Volume>(c, vd, "unexport", "stop exporting a virtual drive", &v1::Gpuraid::Stub::UnexportVolume, "unexported");
+  {
+    struct A {
+      std::string id, size;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = vd->add_subcommand("resize", "grow a virtual drive");
+    s->add_option("vd", a->id, "virtual drive id")->required();
+    s->add_option("--size", a->size, "new size (larger than the current one)")->required()->check(kSize);
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        v1::ResizeVolumeRequest q;
+        q.set_id(a->id);
+        q.set_size_bytes(size_arg(a->size));
+        v1::Volume r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::ResizeVolume, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("%s is now %s\n", r.id().c_str(), size_str(r.size_bytes()).c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    struct A {
+      std::string id, listen;
+      bool ublk = false, nbd = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = vd->add_subcommand("export", "export a virtual drive as /dev/ublkbN or over NBD");
+    s->add_option("vd", a->id, "virtual drive id")->required();
+    auto* u = s->add_flag("--ublk", a->ublk, "as a ublk block device");
+    auto* n = s->add_flag("--nbd", a->nbd, "as an NBD export");
+    u->excludes(n);
+    s->add_option("--listen", a->listen, "NBD: unix:PATH or tcp:HOST:PORT (default: a socket in the state dir)")->needs(n);
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        if (!a->ublk && !a->nbd) {
+          fprintf(stderr, "gpuraid: give --ublk or --nbd\n");
+          return int(kUsage);
+        }
+        v1::ExportVolumeRequest q;
+        q.set_id(a->id);
+        q.set_kind(a->ublk ? v1::EXPORT_KIND_UBLK : v1::EXPORT_KIND_NBD);
+        q.set_listen(a->listen);
+        v1::Volume r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::ExportVolume, q, &r)) return rc;
+        if (c.g.json) print_json(r);
+        else printf("%s exported: %s\n", r.id().c_str(), export_str(r).c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    struct A {
+      std::string id, offset = "0", length, in;
+      uint64_t seed = 0;
+      bool fua = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = vd->add_subcommand("write", "write data through the engine (smoke checks; 4K-aligned)");
+    s->add_option("vd", a->id, "virtual drive id")->required();
+    s->add_option("--offset", a->offset, "where to start")->check(kSize);
+    auto* len = s->add_option("--length", a->length, "how much (required with --pattern)")->check(kSize);
+    auto* in = s->add_option("--in", a->in, "read the data from FILE ('-' = stdin)");
+    auto* pat = s->add_option("--pattern", a->seed, "write a deterministic pattern from this seed");
+    in->excludes(pat);
+    pat->needs(len);
+    s->add_flag("--fua", a->fua, "durable before the call returns");
+    s->callback([&c, a, in, pat] {
+      c.action = [&c, a, in, pat](Client& cl) {
+        if (!in->count() && !pat->count()) {
+          fprintf(stderr, "gpuraid: give --in FILE or --pattern SEED\n");
+          return int(kUsage);
+        }
+        FILE* f = nullptr;
+        if (in->count()) {
+          f = a->in == "-" ? stdin : fopen(a->in.c_str(), "rb");
+          if (!f) {
+            fprintf(stderr, "gpuraid: cannot open %s\n", a->in.c_str());
+            return int(kUsage);
+          }
+        }
+        int rc = do_write(cl, a->id, size_arg(a->offset), a->length.empty() ? 0 : size_arg(a->length), f,
+                          pat->count() > 0, a->seed, a->fua, c.g.json);
+        if (f && f != stdin) fclose(f);
+        return rc;
+      };
+    });
+  }
+  {
+    struct A {
+      std::string id, offset = "0", length, out;
+      uint64_t seed = 0;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = vd->add_subcommand("read", "read data through the engine (to a file, or checked against a pattern)");
+    s->add_option("vd", a->id, "virtual drive id")->required();
+    s->add_option("--offset", a->offset, "where to start")->check(kSize);
+    s->add_option("--length", a->length, "how much")->required()->check(kSize);
+    auto* out = s->add_option("--out", a->out, "write the data to FILE ('-' = stdout)");
+    auto* ver = s->add_option("--verify-pattern", a->seed, "check the data against the pattern of this seed");
+    out->excludes(ver);
+    s->callback([&c, a, out, ver] {
+      c.action = [&c, a, out, ver](Client& cl) {
+        if (!out->count() && !ver->count()) {
+          fprintf(stderr, "gpuraid: give --out FILE or --verify-pattern SEED\n");
+          return int(kUsage);
+        }
+        FILE* f = nullptr;
+        if (out->count()) {
+          f = a->out == "-" ? stdout : fopen(a->out.c_str(), "wb");
+          if (!f) {
+            fprintf(stderr, "gpuraid: cannot create %s\n", a->out.c_str());
+            return int(kUsage);
+          }
+        }
+        int rc = do_read(cl, a->id, size_arg(a->offset), size_arg(a->length), f, ver->count() > 0, a->seed,
+                         c.g.json && ver->count());
+        if (f && f != stdout) fclose(f);
+        return rc;
+      };
+    });
+  }
+}
+
+}  // namespace gpuraid::cli

@@ -1,0 +1,66 @@
+#include "daemon/api_service.h"
+
+#include "daemon/logging.h"
+
+namespace gpuraid::daemon {
+
+namespace {
+// A bug must not take the daemon down with it: report it as INTERNAL.
+template <typename F>
+grpc::Status guarded(const char* call, F&& f) {
+  try {
+    grpc::Status s = f();
+    if (!s.ok() && s.error_code() != grpc::StatusCode::NOT_FOUND)
+      log_limited(spdlog::level::info, std::string("refused:") + call, "{} refused: {}", call, s.error_message());
+    return s;
+  } catch (const std::exception& e) {
+    spdlog::error("{} failed: {}", call, e.what());
+    return {grpc::StatusCode::INTERNAL, std::string(call) + " failed inside the daemon: " + e.what()};
+  }
+}
+}  // namespace
+
+#define FORWARD(Name, Req, Resp, expr) \
+  grpc::Status ApiService::Name(Ctx*, const Req* q, Resp* r) { return guarded(#Name, [&] { return expr; }); }
+
+FORWARD(GetInfo, v1::GetInfoRequest, v1::DaemonInfo, cp_.get_info(r))
+FORWARD(AddDrive, v1::AddDriveRequest, v1::Drive, cp_.add_drive(*q, r))
+FORWARD(ListDrives, v1::ListDrivesRequest, v1::ListDrivesResponse, cp_.list_drives(r))
+FORWARD(GetDrive, v1::DriveRef, v1::Drive, cp_.get_drive(*q, r))
+FORWARD(RemoveDrive, v1::DriveRef, v1::Empty, cp_.remove_drive(*q))
+FORWARD(FailDrive, v1::DriveRef, v1::Drive, cp_.fail_drive(*q, r))
+FORWARD(SetDriveSpare, v1::SetDriveSpareRequest, v1::Drive, cp_.set_drive_spare(*q, r))
+FORWARD(CreateGroup, v1::CreateGroupRequest, v1::Group, cp_.create_group(*q, r))
+FORWARD(ListGroups, v1::ListGroupsRequest, v1::ListGroupsResponse, cp_.list_groups(r))
+FORWARD(GetGroup, v1::GroupRef, v1::Group, cp_.get_group(*q, r))
+FORWARD(DeleteGroup, v1::DeleteGroupRequest, v1::Empty, cp_.delete_group(*q))
+FORWARD(ReplaceMember, v1::ReplaceMemberRequest, v1::Group, cp_.replace_member(*q, r))
+FORWARD(ControlTask, v1::ControlTaskRequest, v1::Group, cp_.control_task(*q, r))
+FORWARD(SetRates, v1::SetRatesRequest, v1::Group, cp_.set_rates(*q, r))
+FORWARD(CreateVolume, v1::CreateVolumeRequest, v1::Volume, cp_.create_volume(*q, r))
+FORWARD(ListVolumes, v1::ListVolumesRequest, v1::ListVolumesResponse, cp_.list_volumes(*q, r))
+FORWARD(GetVolume, v1::VolumeRef, v1::Volume, cp_.get_volume(*q, r))
+FORWARD(ResizeVolume, v1::ResizeVolumeRequest, v1::Volume, cp_.resize_volume(*q, r))
+FORWARD(DeleteVolume, v1::VolumeRef, v1::Empty, cp_.delete_volume(*q))
+FORWARD(ExportVolume, v1::ExportVolumeRequest, v1::Volume, cp_.export_volume(*q, r))
+FORWARD(UnexportVolume, v1::VolumeRef, v1::Volume, cp_.unexport_volume(*q, r))
+FORWARD(WriteVolume, v1::WriteVolumeRequest, v1::WriteVolumeResponse, cp_.write_volume(*q, r))
+FORWARD(ReadVolume, v1::ReadVolumeRequest, v1::ReadVolumeResponse, cp_.read_volume(*q, r))
+FORWARD(GetStats, v1::GetStatsRequest, v1::Stats, cp_.get_stats(*q, r))
+
+grpc::Status ApiService::WatchEvents(Ctx* ctx, const v1::WatchEventsRequest* q, grpc::ServerWriter<v1::Event>* w) {
+  uint64_t after = q->after_seq();
+  for (;;) {
+    for (const auto& e : bus_.since(after)) {
+      if (!w->Write(e)) return grpc::Status::OK;  // the client went away
+      after = e.seq();
+    }
+    if (!q->follow()) return grpc::Status::OK;
+    while (!bus_.wait(after, std::chrono::milliseconds(200))) {
+      if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+      if (bus_.closed()) return {grpc::StatusCode::UNAVAILABLE, "the daemon is shutting down"};
+    }
+  }
+}
+
+}  // namespace gpuraid::daemon

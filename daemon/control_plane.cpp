@@ -1,0 +1,217 @@
+#include "daemon/control_plane.h"
+
+#include <unistd.h>
+
+#include "daemon/convert.h"
+#include "daemon/logging.h"
+#include "daemon/sysinfo.h"
+#include "daemon/validate.h"
+
+#ifndef GPURAID_VERSION
+#define GPURAID_VERSION "0.0.0"
+#endif
+
+namespace gpuraid::daemon {
+
+bool NaturalLess::operator()(const std::string& a, const std::string& b) const {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (isdigit(static_cast<unsigned char>(a[i])) && isdigit(static_cast<unsigned char>(b[j]))) {
+      size_t i2 = i, j2 = j;
+      while (i2 < a.size() && isdigit(static_cast<unsigned char>(a[i2]))) i2++;
+      while (j2 < b.size() && isdigit(static_cast<unsigned char>(b[j2]))) j2++;
+      // Compare the numbers by length (no leading zeros assumed), then digits.
+      std::string na = a.substr(i, i2 - i), nb = b.substr(j, j2 - j);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = i2;
+      j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      i++;
+      j++;
+    }
+  }
+  if ((a.size() - i) != (b.size() - j)) return (a.size() - i) < (b.size() - j);
+  return a < b;  // equal under the natural order ("pd01" vs "pd1"): keep them apart
+}
+
+ControlPlane::ControlPlane(EngineHost& host, Exporter* exporter, EventBus& bus, RegistryStore& store,
+                           ControlOptions o)
+    : host_(host), exporter_(exporter), bus_(bus), store_(store), opt_(std::move(o)) {
+  started_ = last_sample_time_ = std::chrono::steady_clock::now();
+}
+
+ControlPlane::~ControlPlane() { shutdown(); }
+
+bool ControlPlane::start(std::string* err) {
+  st::Registry reg;
+  if (!store_.load(&reg, err)) return false;
+  std::lock_guard<std::mutex> g(mu_);
+  next_drive_ = reg.next_drive();
+  next_group_ = reg.next_group();
+  next_volume_ = reg.next_volume();
+  restore_drives(reg);
+  for (const auto& r : reg.groups()) {
+    GroupRec& gr = groups_[r.name()];
+    gr.r = r;
+    restore_group(gr);
+  }
+  for (const auto& r : reg.volumes()) {
+    VolRec& vr = volumes_[r.id()];
+    vr.r = r;
+    restore_volume(vr);
+  }
+  std::string perr;
+  if (!persist(&perr)) spdlog::error("cannot save the registry: {}", perr);
+  worker_ = std::thread([this] { worker(); });
+  spdlog::info("control plane up: {} drives, {} groups, {} volumes", drives_.size(), groups_.size(),
+               volumes_.size());
+  return true;
+}
+
+void ControlPlane::shutdown() {
+  {
+    std::lock_guard<std::mutex> g(wmu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wcv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  std::unique_lock<std::shared_mutex> td(teardown_mu_);
+  std::lock_guard<std::mutex> g(mu_);
+  if (exporter_) exporter_->stop_all();
+  for (auto& [id, v] : volumes_) v.target.reset();
+  for (auto& [name, gr] : groups_) {
+    if (!gr.g) continue;
+    std::string err;
+    if (gr.g->stop(&err)) spdlog::info("group {} stopped cleanly", name);
+    else spdlog::error("group {} did not stop cleanly: {}", name, err);
+    gr.g.reset();
+  }
+  std::string err;
+  if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);
+}
+
+bool ControlPlane::persist(std::string* err) {
+  st::Registry reg;
+  reg.set_format(1);
+  reg.set_next_drive(next_drive_);
+  reg.set_next_group(next_group_);
+  reg.set_next_volume(next_volume_);
+  for (auto& [id, d] : drives_) *reg.add_drives() = d.r;
+  for (auto& [id, g] : groups_) *reg.add_groups() = g.r;
+  for (auto& [id, v] : volumes_) *reg.add_volumes() = v.r;
+  return store_.save(reg, err);
+}
+
+// After a change that already happened (in memory and on the members):
+// a failed save is reported, not undone.
+grpc::Status ControlPlane::persist_status() {
+  std::string err;
+  if (persist(&err)) return grpc::Status::OK;
+  spdlog::error("cannot save the registry: {}", err);
+  return {grpc::StatusCode::INTERNAL, "the change was made but the registry could not be saved: " + err};
+}
+
+void ControlPlane::publish(v1::EventKind kind, const std::string& msg, const std::string& group,
+                           const std::string& vol, const std::string& drive, int member) {
+  bus_.publish(make_event(kind, msg, group, vol, drive, member));
+}
+
+std::string ControlPlane::next_id(const char* prefix, uint64_t* counter,
+                                  bool (ControlPlane::*taken)(const std::string&) const) {
+  for (;;) {
+    std::string id = prefix + std::to_string((*counter)++);
+    if (!(this->*taken)(id)) return id;
+  }
+}
+
+// Runs on a reactor thread: queue it for the worker (which may take mu_).
+void ControlPlane::on_group_event(const std::string& group, const GroupEvent& ev) {
+  {
+    std::lock_guard<std::mutex> g(wmu_);
+    pending_.push_back({group, ev});
+  }
+  wcv_.notify_one();
+}
+
+void ControlPlane::worker() {
+  pthread_setname_np(pthread_self(), "gpuraid-ctl");
+  std::unique_lock<std::mutex> g(wmu_);
+  while (!stopping_) {
+    wcv_.wait_for(g, std::chrono::milliseconds(250), [&] { return stopping_ || !pending_.empty(); });
+    while (!pending_.empty() && !stopping_) {
+      PendingEvent pe = std::move(pending_.front());
+      pending_.pop_front();
+      g.unlock();
+      handle_group_event(pe);
+      g.lock();
+    }
+    if (std::chrono::steady_clock::now() - last_sample_time_ >= std::chrono::seconds(1)) {
+      g.unlock();
+      sample_rates();
+      g.lock();
+    }
+  }
+}
+
+void ControlPlane::handle_group_event(const PendingEvent& pe) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = groups_.find(pe.group);
+  std::string drive;
+  if (it != groups_.end() && pe.ev.member >= 0 && size_t(pe.ev.member) < size_t(it->second.r.members_size()))
+    drive = it->second.r.members(pe.ev.member);
+  publish(group_event_to_api(pe.ev.kind), pe.ev.message, pe.group, "", drive, pe.ev.member);
+  if (it == groups_.end() || !it->second.g) return;
+  GroupRec& gr = it->second;
+  bool progress = pe.ev.kind == GroupEvent::RebuildProgress || pe.ev.kind == GroupEvent::ScrubProgress;
+  if (progress) return;
+  sync_members(gr);
+  if (pe.ev.kind == GroupEvent::MemberFailed && pe.ev.member >= 0) take_pool_spare(gr, uint32_t(pe.ev.member));
+  std::string err;
+  if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);
+}
+
+// A member failed and the group has no dedicated spare: take one from the
+// global pool (the smallest that fits).
+void ControlPlane::take_pool_spare(GroupRec& gr, uint32_t member) {
+  if (!DriveGroup::resilient() || gr.g->spare_count() > 0 || gr.g->volume().failed()) return;
+  uint64_t need = gr.g->volume().data_offset() + gr.g->volume().geometry().member_data_bytes;
+  DriveRec* best = nullptr;
+  for (auto& [id, d] : drives_)
+    if (d.r.role() == v1::DRIVE_ROLE_SPARE && d.r.group().empty() && d.drive && !d.r.failed() &&
+        d.r.size_bytes() >= need && (!best || d.r.size_bytes() < best->r.size_bytes()))
+      best = &d;
+  if (!best) return;
+  std::string id = best->r.id(), err;
+  auto drive = std::move(best->drive);
+  if (!gr.g->replace_member(member, std::move(drive), false, &err)) {
+    best->drive = reopen(*best, &err);
+    spdlog::warn("group {}: could not take pool spare {} for member {}: {}", gr.r.name(), id, member, err);
+    return;
+  }
+  best->r.set_role(v1::DRIVE_ROLE_MEMBER);
+  best->r.set_group(gr.r.name());
+  sync_members(gr);
+  publish(v1::EVENT_KIND_SPARE_TAKEN, "pool spare " + id + " replaces member " + std::to_string(member),
+          gr.r.name(), "", id, int(member));
+}
+
+grpc::Status ControlPlane::get_info(v1::DaemonInfo* out) {
+  out->set_version(GPURAID_VERSION);
+  out->set_parity_backend(host_.engine().reactor(0).parity().name());
+  out->set_reactors(host_.reactors());
+  gpu_info(out);
+  kernel_features(out->mutable_kernel());
+  out->set_state_dir(store_.dir());
+  out->set_uptime_s(uint64_t(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count()));
+  out->set_pid(getpid());
+  out->set_exports_available(exporter_ != nullptr);
+  out->set_groups_resilient(DriveGroup::resilient());
+  for (auto& l : opt_.listeners) out->add_listeners(l);
+  return grpc::Status::OK;
+}
+
+}  // namespace gpuraid::daemon

@@ -1,0 +1,190 @@
+// The control plane: the registry of physical drives, drive groups and
+// virtual drives, every operator action on them (validated first: a
+// rejected request changes nothing), persistence in the state directory,
+// restoration at start, and the reactions to group events (member states,
+// spares from the global pool). API calls are serialized by one mutex;
+// debug I/O runs outside it.
+#pragma once
+#include <grpcpp/support/status.h>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/drive_group.h"
+#include "daemon/engine_host.h"
+#include "daemon/event_bus.h"
+#include "daemon/exporter.h"
+#include "daemon/metered_target.h"
+#include "daemon/registry_store.h"
+#include "gpuraid/v1/gpuraid.pb.h"
+#include "gpuraid/v1/state.pb.h"
+
+namespace gpuraid::daemon {
+
+namespace v1 = gpuraid::v1;
+namespace st = gpuraid::state::v1;
+
+// "pd2" before "pd10": ids list in the order people expect.
+struct NaturalLess {
+  bool operator()(const std::string& a, const std::string& b) const;
+};
+
+struct ControlOptions {
+  std::vector<std::string> scan;       // more paths where members may be found (renamed devices)
+  std::vector<std::string> listeners;  // for GetInfo
+  std::string nbd_default_dir;         // default NBD socket directory
+};
+
+class ControlPlane {
+ public:
+  ControlPlane(EngineHost& host, Exporter* exporter, EventBus& bus, RegistryStore& store, ControlOptions o);
+  ~ControlPlane();
+  // Loads the registry, reassembles groups, restores VDs and exports, and
+  // starts the background worker. False only when the registry is unusable.
+  bool start(std::string* err);
+  // Stops exports, stops every group cleanly, saves the registry.
+  void shutdown();
+
+  grpc::Status get_info(v1::DaemonInfo* out);
+
+  grpc::Status add_drive(const v1::AddDriveRequest& q, v1::Drive* out);
+  grpc::Status list_drives(v1::ListDrivesResponse* out);
+  grpc::Status get_drive(const v1::DriveRef& q, v1::Drive* out);
+  grpc::Status remove_drive(const v1::DriveRef& q);
+  grpc::Status fail_drive(const v1::DriveRef& q, v1::Drive* out);
+  grpc::Status set_drive_spare(const v1::SetDriveSpareRequest& q, v1::Drive* out);
+
+  grpc::Status create_group(const v1::CreateGroupRequest& q, v1::Group* out);
+  grpc::Status list_groups(v1::ListGroupsResponse* out);
+  grpc::Status get_group(const v1::GroupRef& q, v1::Group* out);
+  grpc::Status delete_group(const v1::DeleteGroupRequest& q);
+  grpc::Status replace_member(const v1::ReplaceMemberRequest& q, v1::Group* out);
+  grpc::Status control_task(const v1::ControlTaskRequest& q, v1::Group* out);
+  grpc::Status set_rates(const v1::SetRatesRequest& q, v1::Group* out);
+
+  grpc::Status create_volume(const v1::CreateVolumeRequest& q, v1::Volume* out);
+  grpc::Status list_volumes(const v1::ListVolumesRequest& q, v1::ListVolumesResponse* out);
+  grpc::Status get_volume(const v1::VolumeRef& q, v1::Volume* out);
+  grpc::Status resize_volume(const v1::ResizeVolumeRequest& q, v1::Volume* out);
+  grpc::Status delete_volume(const v1::VolumeRef& q);
+  grpc::Status export_volume(const v1::ExportVolumeRequest& q, v1::Volume* out);
+  grpc::Status unexport_volume(const v1::VolumeRef& q, v1::Volume* out);
+  grpc::Status write_volume(const v1::WriteVolumeRequest& q, v1::WriteVolumeResponse* out);
+  grpc::Status read_volume(const v1::ReadVolumeRequest& q, v1::ReadVolumeResponse* out);
+
+  grpc::Status get_stats(const v1::GetStatsRequest& q, v1::Stats* out);
+  // Prometheus text exposition of the same figures.
+  std::string metrics_text();
+
+ private:
+  struct DriveRec {
+    st::DriveRecord r;
+    std::unique_ptr<Drive> drive;  // open while the daemon holds it (free, global spare)
+    bool missing = false;
+    std::string note;
+  };
+  struct GroupRec {
+    st::GroupRecord r;
+    std::unique_ptr<DriveGroup> g;  // null: offline (see note)
+    std::string note;
+  };
+  struct VolRec {
+    st::VolumeRecord r;
+    std::shared_ptr<MeteredTarget> target;  // null while the group is offline
+    bool export_active = false;
+    std::string uri, dev_path, export_note;
+  };
+  struct Rates {
+    double read_iops = 0, write_iops = 0, read_bps = 0, write_bps = 0, p50 = 0, p99 = 0, p999 = 0;
+  };
+  struct Sample {
+    uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
+    std::vector<uint64_t> hist;
+  };
+  struct PendingEvent {
+    std::string group;
+    GroupEvent ev;
+  };
+
+  // control_plane.cpp
+  bool persist(std::string* err);
+  grpc::Status persist_status();
+  void worker();
+  void on_group_event(const std::string& group, const GroupEvent& ev);
+  void handle_group_event(const PendingEvent& pe);
+  void take_pool_spare(GroupRec& gr, uint32_t member);
+  void publish(v1::EventKind kind, const std::string& msg, const std::string& group = "",
+               const std::string& vol = "", const std::string& drive = "", int member = -1);
+  std::string next_id(const char* prefix, uint64_t* counter, bool (ControlPlane::*taken)(const std::string&) const);
+  bool drive_taken(const std::string& id) const { return drives_.count(id) > 0; }
+  bool group_taken(const std::string& id) const { return groups_.count(id) > 0; }
+  bool volume_taken(const std::string& id) const { return volumes_.count(id) > 0; }
+
+  // control_restore.cpp
+  void restore_drives(const st::Registry& reg);
+  void restore_group(GroupRec& gr);
+  void restore_volume(VolRec& vr);
+  void attach_group(GroupRec& gr);
+
+  // control_drives.cpp
+  void drive_to_api(const DriveRec& d, v1::Drive* out) const;
+  std::unique_ptr<Drive> reopen(const DriveRec& d, std::string* err) const;
+  grpc::Status find_drive(const std::string& id, DriveRec** out);
+
+  // control_groups.cpp
+  void group_to_api(const GroupRec& g, v1::Group* out) const;
+  grpc::Status find_group(const std::string& name, GroupRec** out);
+  grpc::Status online_group(const std::string& name, GroupRec** out);
+  void sync_members(GroupRec& gr);
+  // Stops a group and wipes its members' metadata; its drives become free.
+  void dissolve_group(GroupRec& gr, bool wipe);
+  uint64_t group_used_bytes(const std::string& name) const;
+
+  // control_volumes.cpp
+  void volume_to_api(const VolRec& v, v1::Volume* out) const;
+  grpc::Status find_volume(const std::string& id, VolRec** out);
+  void make_target(VolRec& vr, GroupRec& gr);
+  grpc::Status do_export(VolRec& vr, v1::ExportKind kind, const std::string& listen, int want_ublk_id);
+  grpc::Status check_io(const std::string& id, uint64_t off, uint64_t len, std::shared_ptr<MeteredTarget>* t);
+
+  // control_stats.cpp
+  void sample_rates();
+  void io_to_api(const std::string& vd, const IoCounters& c, v1::IoStats* out) const;
+
+  EngineHost& host_;
+  Exporter* exporter_;
+  EventBus& bus_;
+  RegistryStore& store_;
+  ControlOptions opt_;
+
+  std::mutex mu_;                  // the registry and every control call
+  std::shared_mutex teardown_mu_;  // debug I/O (shared) vs deleting/resizing VDs and groups
+  std::map<std::string, DriveRec, NaturalLess> drives_;
+  std::map<std::string, GroupRec, NaturalLess> groups_;
+  std::map<std::string, VolRec, NaturalLess> volumes_;
+  uint64_t next_drive_ = 0, next_group_ = 0, next_volume_ = 0;
+
+  // Background worker: group events, rate sampling.
+  std::mutex wmu_;
+  std::condition_variable wcv_;
+  std::deque<PendingEvent> pending_;
+  bool stopping_ = false;
+  std::thread worker_;
+
+  mutable std::mutex rates_mu_;
+  std::map<std::string, Rates> rates_;
+  std::map<std::string, Sample> last_sample_;
+  double last_cpu_s_ = 0, cpu_ns_per_io_ = 0, utilisation_ = 0;
+  uint64_t last_total_ios_ = 0;
+  std::chrono::steady_clock::time_point last_sample_time_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace gpuraid::daemon

@@ -1,0 +1,139 @@
+// Start-up: the registry's drives are opened again, every group is
+// reassembled from its members (found by UUID: at their recorded paths or,
+// when renamed, among the configured scan paths), and VDs and their
+// exports come back.
+#include <set>
+
+#include "daemon/control_plane.h"
+#include "daemon/convert.h"
+#include "daemon/logging.h"
+
+namespace gpuraid::daemon {
+
+void ControlPlane::restore_drives(const st::Registry& reg) {
+  for (const auto& r : reg.drives()) {
+    DriveRec& d = drives_[r.id()];
+    d.r = r;
+    // Members and dedicated spares belong to their group (opened there).
+    bool held_here = r.role() == v1::DRIVE_ROLE_FREE || (r.role() == v1::DRIVE_ROLE_SPARE && r.group().empty());
+    if (!held_here || r.failed()) continue;
+    std::string err;
+    d.drive = reopen(d, &err);
+    if (!d.drive) {
+      d.missing = true;
+      d.note = err;
+      spdlog::warn("drive {} ({}) is missing: {}", r.id(), r.path(), err);
+    }
+  }
+}
+
+void ControlPlane::restore_group(GroupRec& gr) {
+  const std::string& name = gr.r.name();
+  std::vector<std::unique_ptr<Drive>> drives;
+  std::set<std::string> found;  // PD ids whose drive is in `drives`
+  std::map<std::string, std::string> notes;  // PD id -> why it was not taken
+  // Member UUIDs we look for, so a drive at a recorded path that now holds
+  // something else is not taken, and a renamed member is found by scanning.
+  std::map<std::string, std::string> by_uuid;  // member uuid -> PD id
+  for (const auto& id : gr.r.members()) {
+    auto it = drives_.find(id);
+    if (it != drives_.end() && !it->second.r.uuid().empty()) by_uuid[it->second.r.uuid()] = id;
+  }
+  for (const auto& id : gr.r.members()) {
+    auto it = drives_.find(id);
+    if (it == drives_.end()) continue;
+    std::string err, gu, mu;
+    auto d = reopen(it->second, &err);
+    if (!d) {
+      notes[id] = id + " missing at " + it->second.r.path();
+      continue;
+    }
+    if (DriveGroup::resilient() && (!DriveGroup::probe(*d, &gu, &mu) || gu != gr.r.uuid())) {
+      notes[id] = id + " at " + it->second.r.path() + " no longer holds this group's superblock";
+      continue;
+    }
+    found.insert(id);
+    drives.push_back(std::move(d));
+  }
+  // Renamed members: look through the scan paths by member UUID.
+  if (DriveGroup::resilient() && found.size() < size_t(gr.r.members_size()))
+    for (const auto& path : opt_.scan) {
+      std::string err, gu, mu;
+      auto d = Drive::open(DriveSpec{path.rfind("/dev/", 0) == 0 ? DriveType::Block : DriveType::File, path, 0, false},
+                           &err);
+      if (!d || !DriveGroup::probe(*d, &gu, &mu) || gu != gr.r.uuid()) continue;
+      auto u = by_uuid.find(mu);
+      if (u == by_uuid.end() || found.count(u->second)) continue;
+      DriveRec& pd = drives_[u->second];
+      spdlog::info("group {}: member {} found at {} (was {})", name, u->second, path, pd.r.path());
+      pd.r.set_path(path);
+      notes.erase(u->second);
+      found.insert(u->second);
+      drives.push_back(std::move(d));
+    }
+  AssembleHint hint;
+  level_from_api(gr.r.level(), &hint.cfg.level);
+  hint.cfg.name = name;
+  hint.cfg.parity = gr.r.parity();
+  hint.cfg.strip_bytes = gr.r.strip_bytes();
+  hint.uuid = gr.r.uuid();
+  std::string note, err;
+  gr.g = DriveGroup::assemble(host_.engine(), std::move(drives), hint, &note, &err);
+  if (!gr.g) {
+    gr.note = "could not be assembled: " + err;
+    for (auto& [id, n] : notes) gr.note += "; " + n;
+    spdlog::error("group {} is offline: {}", name, gr.note);
+    return;
+  }
+  gr.note = note;
+  for (auto& [id, n] : notes) gr.note += (gr.note.empty() ? "" : "; ") + n;
+  // The plain backend keeps no member states on disk: re-fail failed members.
+  if (!DriveGroup::resilient())
+    for (int i = 0; i < gr.r.members_size(); i++) {
+      auto it = drives_.find(gr.r.members(i));
+      std::string e;
+      if (it != drives_.end() && it->second.r.failed()) gr.g->fail_member(uint32_t(i), &e);
+    }
+  // Dedicated spares go back to the group.
+  for (const auto& id : gr.r.spares()) {
+    auto it = drives_.find(id);
+    if (it == drives_.end()) continue;
+    std::string e;
+    auto d = reopen(it->second, &e);
+    if (!d || !gr.g->add_spare(std::move(d), true, &e)) {
+      it->second.missing = !d;
+      it->second.note = e;
+      spdlog::warn("group {}: spare {} not restored: {}", name, id, e);
+    }
+  }
+  attach_group(gr);
+  spdlog::info("group {} assembled ({}){}", name, gr.g->volume().geometry().describe(),
+               gr.note.empty() ? "" : ": " + gr.note);
+}
+
+// Wires a live group into the daemon: events, background work, rates.
+void ControlPlane::attach_group(GroupRec& gr) {
+  std::string name = gr.r.name();
+  gr.g->set_event_handler([this, name](const GroupEvent& ev) { on_group_event(name, ev); });
+  gr.g->set_rebuild_rate(gr.r.rebuild_rate_bytes_s());
+  gr.g->set_scrub_rate(gr.r.scrub_rate_bytes_s());
+  gr.g->start_background(host_.engine().reactor(0));
+  sync_members(gr);
+}
+
+void ControlPlane::restore_volume(VolRec& vr) {
+  auto it = groups_.find(vr.r.group());
+  if (it == groups_.end() || !it->second.g) {
+    vr.export_note = "group " + vr.r.group() + " is offline";
+    return;
+  }
+  make_target(vr, it->second);
+  if (vr.r.export_kind() == v1::EXPORT_KIND_UNSPECIFIED) return;
+  grpc::Status s = do_export(vr, vr.r.export_kind(), vr.r.export_listen(), vr.r.ublk_dev_id());
+  if (!s.ok()) {
+    vr.export_note = "not restored: " + s.error_message();
+    spdlog::error("volume {}: export {}", vr.r.id(), vr.export_note);
+  }
+}
+
+}  // namespace gpuraid::daemon

@@ -1,0 +1,220 @@
+// Statistics: per-VD counters (MeteredTarget), per-group sums plus the
+// engine's volume counters, engine-wide member I/O (Reactor::stats), the
+// reactor threads' CPU time; rates over the last second from the worker's
+// samples. Also rendered as Prometheus text.
+#include <sstream>
+
+#include "daemon/control_plane.h"
+#include "daemon/convert.h"
+#include "daemon/validate.h"
+
+namespace gpuraid::daemon {
+
+void ControlPlane::sample_rates() {
+  std::map<std::string, std::shared_ptr<MeteredTarget>> targets;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto& [id, v] : volumes_)
+      if (v.target) targets[id] = v.target;
+  }
+  auto now = std::chrono::steady_clock::now();
+  double dt = std::chrono::duration<double>(now - last_sample_time_).count();
+  double cpu = host_.reactor_cpu_seconds();
+  std::lock_guard<std::mutex> g(rates_mu_);
+  uint64_t total_ios = 0, delta_ios = 0;
+  std::map<std::string, Sample> next;
+  for (auto& [id, t] : targets) {
+    const IoCounters& c = t->counters();
+    Sample s{c.reads.load(), c.writes.load(), c.read_bytes.load(), c.write_bytes.load(), c.latency.snapshot()};
+    total_ios += s.reads + s.writes;
+    auto prev = last_sample_.find(id);
+    Rates r;
+    if (prev != last_sample_.end() && dt > 0 && s.reads >= prev->second.reads && s.writes >= prev->second.writes) {
+      const Sample& p = prev->second;
+      r.read_iops = double(s.reads - p.reads) / dt;
+      r.write_iops = double(s.writes - p.writes) / dt;
+      r.read_bps = double(s.read_bytes - p.read_bytes) / dt;
+      r.write_bps = double(s.write_bytes - p.write_bytes) / dt;
+      std::vector<uint64_t> d(s.hist.size());
+      for (size_t i = 0; i < d.size(); i++) d[i] = s.hist[i] - std::min(s.hist[i], p.hist[i]);
+      r.p50 = LatencyHist::percentile(d, 50);
+      r.p99 = LatencyHist::percentile(d, 99);
+      r.p999 = LatencyHist::percentile(d, 99.9);
+      delta_ios += (s.reads - p.reads) + (s.writes - p.writes);
+    }
+    rates_[id] = r;
+    next[id] = std::move(s);
+  }
+  for (auto it = rates_.begin(); it != rates_.end();) it = targets.count(it->first) ? std::next(it) : rates_.erase(it);
+  last_sample_ = std::move(next);
+  double dcpu = cpu - last_cpu_s_;
+  cpu_ns_per_io_ = delta_ios ? dcpu * 1e9 / double(delta_ios) : 0;
+  utilisation_ = dt > 0 ? dcpu / dt : 0;
+  last_cpu_s_ = cpu;
+  last_total_ios_ = total_ios;
+  last_sample_time_ = now;
+}
+
+void ControlPlane::io_to_api(const std::string& vd, const IoCounters& c, v1::IoStats* o) const {
+  o->set_reads(c.reads.load());
+  o->set_writes(c.writes.load());
+  o->set_flushes(c.flushes.load());
+  o->set_read_bytes(c.read_bytes.load());
+  o->set_write_bytes(c.write_bytes.load());
+  o->set_errors(c.errors.load());
+  auto hist = c.latency.snapshot();
+  for (size_t i = 0; i < hist.size(); i++)
+    if (hist[i]) {
+      auto* b = o->add_latency();
+      b->set_le_ns(LatencyHist::upper_ns(int(i)));
+      b->set_count(hist[i]);
+    }
+  std::lock_guard<std::mutex> g(rates_mu_);
+  auto r = rates_.find(vd);
+  if (r == rates_.end()) return;
+  o->set_read_iops(r->second.read_iops);
+  o->set_write_iops(r->second.write_iops);
+  o->set_read_bytes_s(r->second.read_bps);
+  o->set_write_bytes_s(r->second.write_bps);
+  o->set_latency_p50_ns(r->second.p50);
+  o->set_latency_p99_ns(r->second.p99);
+  o->set_latency_p999_ns(r->second.p999);
+}
+
+namespace {
+// Adds b into a (group totals: counters and rates add, latency buckets merge).
+void add_io(v1::IoStats* a, const v1::IoStats& b) {
+  a->set_reads(a->reads() + b.reads());
+  a->set_writes(a->writes() + b.writes());
+  a->set_flushes(a->flushes() + b.flushes());
+  a->set_read_bytes(a->read_bytes() + b.read_bytes());
+  a->set_write_bytes(a->write_bytes() + b.write_bytes());
+  a->set_errors(a->errors() + b.errors());
+  a->set_read_iops(a->read_iops() + b.read_iops());
+  a->set_write_iops(a->write_iops() + b.write_iops());
+  a->set_read_bytes_s(a->read_bytes_s() + b.read_bytes_s());
+  a->set_write_bytes_s(a->write_bytes_s() + b.write_bytes_s());
+  a->set_latency_p50_ns(std::max(a->latency_p50_ns(), b.latency_p50_ns()));  // worst VD
+  a->set_latency_p99_ns(std::max(a->latency_p99_ns(), b.latency_p99_ns()));
+  a->set_latency_p999_ns(std::max(a->latency_p999_ns(), b.latency_p999_ns()));
+  std::map<uint64_t, uint64_t> m;
+  for (auto& x : a->latency()) m[x.le_ns()] += x.count();
+  for (auto& x : b.latency()) m[x.le_ns()] += x.count();
+  a->clear_latency();
+  for (auto& [le, n] : m) {
+    auto* x = a->add_latency();
+    x->set_le_ns(le);
+    x->set_count(n);
+  }
+}
+}  // namespace
+
+grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* out) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!q.volume().empty() && !volumes_.count(q.volume())) return not_found("no virtual drive " + quote(q.volume()));
+  if (!q.group().empty() && !groups_.count(q.group())) return not_found("no drive group " + quote(q.group()));
+  if (!q.drive().empty() && !drives_.count(q.drive())) return not_found("no drive " + quote(q.drive()));
+  bool all = q.volume().empty() && q.group().empty() && q.drive().empty();
+  auto* e = out->mutable_engine();
+  e->set_parity_backend(host_.engine().reactor(0).parity().name());
+  // ReactorStats are plain counters owned by the reactor threads: read
+  // without a lock, they may lag by a turn (monitoring only).
+  for (uint32_t i = 0; i < host_.reactors(); i++) {
+    const ReactorStats& rs = host_.engine().reactor(i).stats();
+    e->set_member_reads(e->member_reads() + rs.member_reads);
+    e->set_member_writes(e->member_writes() + rs.member_writes);
+    e->set_member_flushes(e->member_flushes() + rs.member_flushes);
+    e->set_member_bytes_read(e->member_bytes_read() + rs.member_bytes_read);
+    e->set_member_bytes_written(e->member_bytes_written() + rs.member_bytes_written);
+    e->set_member_errors(e->member_errors() + rs.member_errors);
+  }
+  e->set_reactor_cpu_s(host_.reactor_cpu_seconds());
+  {
+    std::lock_guard<std::mutex> r(rates_mu_);
+    e->set_cpu_ns_per_io(cpu_ns_per_io_);
+    e->set_reactor_utilisation(utilisation_);
+  }
+  std::map<std::string, v1::IoStats> by_group;
+  for (auto& [id, v] : volumes_) {
+    v1::IoStats io;
+    if (v.target) io_to_api(id, v.target->counters(), &io);
+    add_io(&by_group[v.r.group()], io);
+    if (all || q.volume() == id) {
+      auto* vs = out->add_volumes();
+      vs->set_id(id);
+      *vs->mutable_io() = io;
+    }
+  }
+  for (auto& [name, gr] : groups_) {
+    if (!all && q.group() != name) continue;
+    auto* gs = out->add_groups();
+    gs->set_name(name);
+    *gs->mutable_io() = by_group[name];
+    if (!gr.g) continue;
+    const VolumeStats& s = gr.g->volume().stats();
+    gs->set_full_stripe_writes(s.full_stripe_writes.load());
+    gs->set_rmw_writes(s.rmw_writes.load());
+    gs->set_rcw_writes(s.rcw_writes.load());
+    gs->set_degraded_writes(s.degraded_writes.load());
+    gs->set_degraded_reads(s.degraded_reads.load());
+    gs->set_merged_writes(s.merged_writes.load());
+    gs->set_retried_reads(s.retried_reads.load());
+    gs->set_failed_members(uint32_t(__builtin_popcountll(gr.g->volume().failed_mask())));
+  }
+  for (auto& [id, d] : drives_) {
+    if (!all && q.drive() != id) continue;
+    v1::Drive api;
+    drive_to_api(d, &api);
+    auto* ds = out->add_drives();
+    ds->set_id(id);
+    ds->set_state(api.state());
+    ds->set_group(d.r.group());
+  }
+  return grpc::Status::OK;
+}
+
+std::string ControlPlane::metrics_text() {
+  v1::Stats s;
+  get_stats(v1::GetStatsRequest(), &s);
+  std::ostringstream o;
+  auto gauge = [&](const char* name, const char* help) {
+    o << "# HELP gpuraid_" << name << " " << help << "\n# TYPE gpuraid_" << name << " gauge\n";
+  };
+  auto counter = [&](const char* name, const char* help) {
+    o << "# HELP gpuraid_" << name << " " << help << "\n# TYPE gpuraid_" << name << " counter\n";
+  };
+  const auto& e = s.engine();
+  counter("member_ios_total", "Member I/Os issued by the engine.");
+  o << "gpuraid_member_ios_total{op=\"read\"} " << e.member_reads() << "\n";
+  o << "gpuraid_member_ios_total{op=\"write\"} " << e.member_writes() << "\n";
+  o << "gpuraid_member_ios_total{op=\"flush\"} " << e.member_flushes() << "\n";
+  counter("member_bytes_total", "Member bytes moved by the engine.");
+  o << "gpuraid_member_bytes_total{op=\"read\"} " << e.member_bytes_read() << "\n";
+  o << "gpuraid_member_bytes_total{op=\"write\"} " << e.member_bytes_written() << "\n";
+  counter("member_errors_total", "Member I/O errors.");
+  o << "gpuraid_member_errors_total " << e.member_errors() << "\n";
+  counter("reactor_cpu_seconds_total", "CPU time of the reactor threads.");
+  o << "gpuraid_reactor_cpu_seconds_total " << e.reactor_cpu_s() << "\n";
+  gauge("cpu_ns_per_io", "Reactor CPU per VD I/O over the last second.");
+  o << "gpuraid_cpu_ns_per_io{backend=\"" << e.parity_backend() << "\"} " << e.cpu_ns_per_io() << "\n";
+  counter("vd_ios_total", "I/Os served per virtual drive.");
+  for (auto& v : s.volumes()) {
+    o << "gpuraid_vd_ios_total{vd=\"" << v.id() << "\",op=\"read\"} " << v.io().reads() << "\n";
+    o << "gpuraid_vd_ios_total{vd=\"" << v.id() << "\",op=\"write\"} " << v.io().writes() << "\n";
+  }
+  counter("vd_bytes_total", "Bytes served per virtual drive.");
+  for (auto& v : s.volumes()) {
+    o << "gpuraid_vd_bytes_total{vd=\"" << v.id() << "\",op=\"read\"} " << v.io().read_bytes() << "\n";
+    o << "gpuraid_vd_bytes_total{vd=\"" << v.id() << "\",op=\"write\"} " << v.io().write_bytes() << "\n";
+  }
+  counter("vd_errors_total", "Failed I/Os per virtual drive.");
+  for (auto& v : s.volumes()) o << "gpuraid_vd_errors_total{vd=\"" << v.id() << "\"} " << v.io().errors() << "\n";
+  gauge("vd_latency_p99_seconds", "99th percentile latency over the last second.");
+  for (auto& v : s.volumes())
+    o << "gpuraid_vd_latency_p99_seconds{vd=\"" << v.id() << "\"} " << v.io().latency_p99_ns() * 1e-9 << "\n";
+  gauge("dg_failed_members", "Failed members per drive group.");
+  for (auto& g : s.groups()) o << "gpuraid_dg_failed_members{dg=\"" << g.name() << "\"} " << g.failed_members() << "\n";
+  return o.str();
+}
+
+}  // namespace gpuraid::daemon

@@ -1,0 +1,109 @@
+#include "daemon/convert.h"
+
+namespace gpuraid::daemon {
+
+namespace v1 = gpuraid::v1;
+
+bool level_from_api(v1::RaidLevel l, Level* out) {
+  switch (l) {
+    case v1::RAID_LEVEL_0: *out = Level::R0; return true;
+    case v1::RAID_LEVEL_1: *out = Level::R1; return true;
+    case v1::RAID_LEVEL_10: *out = Level::R10; return true;
+    case v1::RAID_LEVEL_5: *out = Level::R5; return true;
+    case v1::RAID_LEVEL_6: *out = Level::R6; return true;
+    case v1::RAID_LEVEL_EC: *out = Level::EC; return true;
+    default: return false;
+  }
+}
+
+v1::RaidLevel level_to_api(Level l) {
+  switch (l) {
+    case Level::R0: return v1::RAID_LEVEL_0;
+    case Level::R1: return v1::RAID_LEVEL_1;
+    case Level::R10: return v1::RAID_LEVEL_10;
+    case Level::R5: return v1::RAID_LEVEL_5;
+    case Level::R6: return v1::RAID_LEVEL_6;
+    case Level::EC: return v1::RAID_LEVEL_EC;
+  }
+  return v1::RAID_LEVEL_UNSPECIFIED;
+}
+
+bool drive_type_from_api(v1::DriveType t, DriveType* out) {
+  switch (t) {
+    case v1::DRIVE_TYPE_FILE: *out = DriveType::File; return true;
+    case v1::DRIVE_TYPE_BLOCK: *out = DriveType::Block; return true;
+    case v1::DRIVE_TYPE_MEM: *out = DriveType::Mem; return true;
+    case v1::DRIVE_TYPE_NULL: *out = DriveType::Null; return true;
+    default: return false;
+  }
+}
+
+v1::DriveType drive_type_to_api(DriveType t) {
+  switch (t) {
+    case DriveType::File: return v1::DRIVE_TYPE_FILE;
+    case DriveType::Block: return v1::DRIVE_TYPE_BLOCK;
+    case DriveType::Mem: return v1::DRIVE_TYPE_MEM;
+    case DriveType::Null: return v1::DRIVE_TYPE_NULL;
+  }
+  return v1::DRIVE_TYPE_UNSPECIFIED;
+}
+
+v1::DriveState member_state_to_api(MemberState s) {
+  switch (s) {
+    case MemberState::Active: return v1::DRIVE_STATE_ONLINE;
+    case MemberState::Failed: return v1::DRIVE_STATE_FAILED;
+    case MemberState::Rebuilding: return v1::DRIVE_STATE_REBUILDING;
+    case MemberState::Missing: return v1::DRIVE_STATE_MISSING;
+  }
+  return v1::DRIVE_STATE_UNSPECIFIED;
+}
+
+v1::GroupState group_state_to_api(GroupState s) {
+  switch (s) {
+    case GroupState::Optimal: return v1::GROUP_STATE_OPTIMAL;
+    case GroupState::Degraded: return v1::GROUP_STATE_DEGRADED;
+    case GroupState::Rebuilding: return v1::GROUP_STATE_REBUILDING;
+    case GroupState::Failed: return v1::GROUP_STATE_FAILED;
+  }
+  return v1::GROUP_STATE_UNSPECIFIED;
+}
+
+v1::EventKind group_event_to_api(GroupEvent::Kind k) {
+  switch (k) {
+    case GroupEvent::MemberFailed: return v1::EVENT_KIND_MEMBER_FAILED;
+    case GroupEvent::SpareTaken: return v1::EVENT_KIND_SPARE_TAKEN;
+    case GroupEvent::RebuildStarted: return v1::EVENT_KIND_REBUILD_STARTED;
+    case GroupEvent::RebuildProgress: return v1::EVENT_KIND_REBUILD_PROGRESS;
+    case GroupEvent::RebuildFinished: return v1::EVENT_KIND_REBUILD_FINISHED;
+    case GroupEvent::ResyncStarted: return v1::EVENT_KIND_RESYNC_STARTED;
+    case GroupEvent::ResyncFinished: return v1::EVENT_KIND_RESYNC_FINISHED;
+    case GroupEvent::InitStarted: return v1::EVENT_KIND_INIT_STARTED;
+    case GroupEvent::InitFinished: return v1::EVENT_KIND_INIT_FINISHED;
+    case GroupEvent::ScrubStarted: return v1::EVENT_KIND_SCRUB_STARTED;
+    case GroupEvent::ScrubProgress: return v1::EVENT_KIND_SCRUB_PROGRESS;
+    case GroupEvent::ScrubFinished: return v1::EVENT_KIND_SCRUB_FINISHED;
+    case GroupEvent::MismatchFound: return v1::EVENT_KIND_MISMATCH_FOUND;
+    case GroupEvent::GroupFailed: return v1::EVENT_KIND_GROUP_FAILED;
+  }
+  return v1::EVENT_KIND_UNSPECIFIED;
+}
+
+void progress_to_api(const Progress& p, v1::Progress* o) {
+  o->set_running(p.running);
+  o->set_paused(p.paused);
+  o->set_fraction(p.fraction);
+  o->set_rate_bytes_s(p.rate_bytes_s);
+  o->set_eta_s(p.eta_s);
+  o->set_done_bytes(p.done_bytes);
+  o->set_total_bytes(p.total_bytes);
+}
+
+void scrub_to_api(const ScrubReport& r, v1::ScrubReport* o) {
+  o->set_stripes_checked(r.stripes_checked);
+  o->set_mismatched_stripes(r.mismatched_stripes);
+  o->set_repaired_stripes(r.repaired_stripes);
+  for (auto s : r.mismatch_stripes) o->add_mismatch_stripes(s);
+  for (auto m : r.located_members) o->add_located_members(m);
+}
+
+}  // namespace gpuraid::daemon

@@ -1,0 +1,66 @@
+// The one seam between the control plane and the engine's drive groups
+// (engine/group: superblocks, reassembly, bitmap, rebuild, spares, scrub).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/group/group.h"
+#include "engine/volume.h"
+
+namespace gpuraid::daemon {
+
+// What the registry recorded about a group, checked against what assembly finds.
+struct AssembleHint {
+  GroupConfig cfg;
+  std::string uuid;
+};
+
+class DriveGroup {
+ public:
+  virtual ~DriveGroup() = default;
+  // Whether this build has resilient groups (engine/group).
+  static bool resilient();
+  static std::unique_ptr<DriveGroup> create(Engine& e, std::vector<std::unique_ptr<Drive>> members,
+                                            const GroupConfig& cfg, std::string* err);
+  // Drives in any order: members are matched by their superblocks.
+  static std::unique_ptr<DriveGroup> assemble(Engine& e, std::vector<std::unique_ptr<Drive>> drives,
+                                              const AssembleHint& hint, std::string* note, std::string* err);
+  // The group and member UUID written on a drive; false when it has none.
+  static bool probe(Drive& d, std::string* group_uuid, std::string* member_uuid);
+  // Whether a drive holds data a group would destroy (*what names it).
+  static bool holds_data(Drive& d, std::string* what);
+  // Wipes the group metadata of a drive that left its group.
+  static bool erase(Drive& d, std::string* err);
+  // Bytes at the start of every member that the group keeps for metadata.
+  static uint64_t metadata_bytes();
+
+  virtual Volume& volume() = 0;
+  virtual std::string uuid() const = 0;
+  virtual GroupState state() const = 0;
+  virtual std::vector<MemberInfo> members() const = 0;
+  virtual uint64_t generation() const = 0;
+  virtual void set_event_handler(std::function<void(const GroupEvent&)> h) = 0;
+  virtual void start_background(Reactor& r) = 0;
+  virtual bool fail_member(uint32_t index, std::string* err) = 0;
+  virtual bool replace_member(uint32_t index, std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
+  virtual bool add_spare(std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
+  virtual size_t spare_count() const = 0;
+  virtual bool start_scrub(bool repair, std::string* err) = 0;
+  virtual void pause_rebuild(bool paused) = 0;
+  virtual void pause_scrub(bool paused) = 0;
+  virtual void stop_scrub() = 0;
+  virtual void set_rebuild_rate(uint64_t bytes_per_s) = 0;
+  virtual void set_scrub_rate(uint64_t bytes_per_s) = 0;
+  virtual Progress rebuild_progress() const = 0;
+  virtual Progress resync_progress() const = 0;
+  virtual Progress init_progress() const = 0;
+  virtual Progress scrub_progress() const = 0;
+  virtual ScrubReport last_scrub() const = 0;
+  virtual bool redundancy_claimed() const = 0;
+  virtual bool stop(std::string* err) = 0;
+};
+
+}  // namespace gpuraid::daemon

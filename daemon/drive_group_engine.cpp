@@ -1,0 +1,72 @@
+// DriveGroup on engine/group's Group: a thin forwarder.
+#include "daemon/drive_group.h"
+#include "engine/group/metadata_io.h"
+
+namespace gpuraid::daemon {
+
+namespace {
+class EngineGroup final : public DriveGroup {
+ public:
+  explicit EngineGroup(std::unique_ptr<Group> g) : g_(std::move(g)) {}
+  Volume& volume() override { return g_->volume(); }
+  std::string uuid() const override { return g_->uuid(); }
+  GroupState state() const override { return g_->state(); }
+  std::vector<MemberInfo> members() const override { return g_->members(); }
+  uint64_t generation() const override { return g_->generation(); }
+  void set_event_handler(std::function<void(const GroupEvent&)> h) override { g_->set_event_handler(std::move(h)); }
+  void start_background(Reactor& r) override { g_->start_background(r); }
+  bool fail_member(uint32_t i, std::string* err) override { return g_->fail_member(i, err); }
+  bool replace_member(uint32_t i, std::unique_ptr<Drive> d, bool force, std::string* err) override {
+    return g_->replace_member(i, std::move(d), force, err);
+  }
+  bool add_spare(std::unique_ptr<Drive> d, bool force, std::string* err) override {
+    return g_->add_spare(std::move(d), force, err);
+  }
+  size_t spare_count() const override { return g_->spare_count(); }
+  bool start_scrub(bool repair, std::string* err) override { return g_->start_scrub(repair, err); }
+  void pause_rebuild(bool p) override { g_->pause_rebuild(p); }
+  void pause_scrub(bool p) override { g_->pause_scrub(p); }
+  void stop_scrub() override { g_->stop_scrub(); }
+  void set_rebuild_rate(uint64_t r) override { g_->set_rebuild_rate(r); }
+  void set_scrub_rate(uint64_t r) override { g_->set_scrub_rate(r); }
+  Progress rebuild_progress() const override { return g_->rebuild_progress(); }
+  Progress resync_progress() const override { return g_->resync_progress(); }
+  Progress init_progress() const override { return g_->init_progress(); }
+  Progress scrub_progress() const override { return g_->scrub_progress(); }
+  ScrubReport last_scrub() const override { return g_->last_scrub(); }
+  bool redundancy_claimed() const override { return g_->redundancy_claimed(); }
+  bool stop(std::string* err) override { return g_->stop(err); }
+
+ private:
+  std::unique_ptr<Group> g_;
+};
+}  // namespace
+
+bool DriveGroup::resilient() { return true; }
+uint64_t DriveGroup::metadata_bytes() { return kMetadataBytes; }
+
+std::unique_ptr<DriveGroup> DriveGroup::create(Engine& e, std::vector<std::unique_ptr<Drive>> members,
+                                               const GroupConfig& cfg, std::string* err) {
+  auto g = Group::create(e, std::move(members), cfg, err);
+  return g ? std::make_unique<EngineGroup>(std::move(g)) : nullptr;
+}
+
+std::unique_ptr<DriveGroup> DriveGroup::assemble(Engine& e, std::vector<std::unique_ptr<Drive>> drives,
+                                                 const AssembleHint&, std::string* note, std::string* err) {
+  auto g = Group::assemble(e, std::move(drives), note, err);
+  return g ? std::make_unique<EngineGroup>(std::move(g)) : nullptr;
+}
+
+bool DriveGroup::probe(Drive& d, std::string* group_uuid, std::string* member_uuid) {
+  SuperblockRead r = read_superblock(d);
+  if (!r.ok) return false;
+  *group_uuid = uuid_str(r.sb.group_uuid);
+  *member_uuid = uuid_str(r.sb.member_uuid);
+  return true;
+}
+
+bool DriveGroup::holds_data(Drive& d, std::string* what) { return drive_holds_data(d, what); }
+
+bool DriveGroup::erase(Drive& d, std::string* err) { return erase_superblock(d, err); }
+
+}  // namespace gpuraid::daemon

@@ -1,0 +1,27 @@
+// Latency histogram safe to update from many reactor threads at once
+// (relaxed atomics), log-linear: 8 sub-buckets per power of two (<= 12.5%
+// error), from 1 ns to 2^64 ns.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+namespace gpuraid::daemon {
+
+class LatencyHist {
+ public:
+  static constexpr int kBuckets = 504;
+  void add(uint64_t ns) { b_[size_t(bucket(ns))].fetch_add(1, std::memory_order_relaxed); }
+  // A consistent-enough copy: counts per bucket.
+  std::vector<uint64_t> snapshot() const;
+  static uint64_t upper_ns(int bucket);
+  static int bucket(uint64_t ns);
+  // p-th percentile (0..100) of a snapshot (or of the difference of two).
+  static double percentile(const std::vector<uint64_t>& counts, double p);
+
+ private:
+  std::array<std::atomic<uint64_t>, kBuckets> b_{};
+};
+
+}  // namespace gpuraid::daemon

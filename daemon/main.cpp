@@ -1,0 +1,148 @@
+// gpuraidd: the gpuraid daemon. Runs in the foreground (systemd style):
+//   gpuraidd --state-dir DIR [--socket PATH] [--config FILE] ...
+// Exit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 failure at start,
+// 2 bad options or configuration.
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "daemon/api_service.h"
+#include "daemon/control_plane.h"
+#include "daemon/engine_host.h"
+#include "daemon/event_bus.h"
+#include "daemon/exporter.h"
+#include "daemon/listeners.h"
+#include "daemon/logging.h"
+#include "daemon/metrics_http.h"
+#include "daemon/options.h"
+#include "daemon/registry_store.h"
+#include "engine/units.h"
+
+using namespace gpuraid;
+using namespace gpuraid::daemon;
+
+namespace {
+
+constexpr int kMaxMessage = 16 << 20;  // 4 MiB debug I/O plus framing
+
+int fail(int code, const std::string& msg) {
+  spdlog::critical("{}", msg);
+  return code;
+}
+
+bool make_engine_config(const DaemonOptions& o, EngineConfig* cfg, std::string* err) {
+  ParityBackendKind kind;
+  if (!parse_parity_backend(o.parity, &kind)) {
+    *err = "--parity must be auto, cpu, cuda or reference (got '" + o.parity + "')";
+    return false;
+  }
+  uint64_t arena;
+  if (!parse_size(o.arena, &arena) || arena < (4u << 20) || arena > (16ull << 30)) {
+    *err = "--arena must be a size from 4M to 16G (got '" + o.arena + "')";
+    return false;
+  }
+  // Fail now, with the reason, if the backend cannot be made.
+  if (!make_parity_backend(kind, err)) return false;
+  cfg->reactors = o.reactors;
+  cfg->arena_bytes = arena;
+  cfg->parity_factory = [kind] {
+    std::string e;
+    return make_parity_backend(kind, &e);
+  };
+  return true;
+}
+
+// Waits for SIGTERM/SIGINT (returns) and handles SIGHUP (reopens logs).
+void wait_for_stop(const sigset_t& set) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      reopen_logs();
+      continue;
+    }
+    spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    return;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  DaemonOptions o;
+  if (int rc = parse_options(argc, argv, &o); rc >= 0) return rc;
+  std::string err;
+  if (!setup_logging(o.log_file, o.log_level, &err)) {
+    fprintf(stderr, "gpuraidd: %s\n", err.c_str());
+    return 2;
+  }
+  // Signals go to the main thread's sigwait: block them before any thread starts.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  ListenPlan plan;
+  EngineConfig ecfg;
+  if (!plan_listeners(o, &plan, &err) || !make_engine_config(o, &ecfg, &err)) return fail(2, err);
+  RegistryStore store(o.state_dir);
+  if (!store.open(&err)) return fail(1, err);
+  if (!prepare_unix_socket(plan, &err)) return fail(1, err);
+
+  auto host = EngineHost::start(ecfg, &err);
+  if (!host) return fail(1, "cannot start the engine: " + err);
+  auto exporter = make_exporter(host->engine());
+  EventBus bus;
+  ControlOptions copt;
+  copt.scan = o.scan;
+  copt.nbd_default_dir = o.nbd_dir.empty() ? o.state_dir : o.nbd_dir;
+  copt.listeners.push_back("unix:" + plan.unix_path);
+  if (!plan.tcp.empty()) copt.listeners.push_back(plan.tcp_desc);
+  ControlPlane cp(*host, exporter.get(), bus, store, copt);
+  if (!cp.start(&err)) return fail(1, err);
+
+  ApiService service(cp, bus);
+  grpc::ServerBuilder b;
+  b.SetMaxReceiveMessageSize(kMaxMessage);
+  b.SetMaxSendMessageSize(kMaxMessage);
+  b.AddListeningPort("unix:" + plan.unix_path, grpc::InsecureServerCredentials());
+  int tcp_port = 0;
+  if (!plan.tcp.empty()) b.AddListeningPort(plan.tcp, plan.tcp_creds, &tcp_port);
+  b.RegisterService(&service);
+  mode_t old = umask(0777 & ~plan.mode);  // the socket is born with no more than its mode
+  std::unique_ptr<grpc::Server> server = b.BuildAndStart();
+  umask(old);
+  if (!server || (!plan.tcp.empty() && tcp_port == 0)) {
+    cp.shutdown();
+    return fail(1, "cannot listen on " + plan.unix_path + (plan.tcp.empty() ? "" : " / " + plan.tcp));
+  }
+  if (!finish_unix_socket(plan, &err)) spdlog::warn("{}", err);
+
+  MetricsServer metrics;
+  if (!o.metrics.empty() && !metrics.start(o.metrics, [&cp] { return cp.metrics_text(); }, &err)) {
+    server->Shutdown();
+    cp.shutdown();
+    return fail(2, err);
+  }
+  std::string where = "unix:" + plan.unix_path + (plan.tcp.empty() ? "" : ", " + plan.tcp_desc) +
+                      (metrics.where().empty() ? "" : ", metrics " + metrics.where());
+  bus.publish(make_event(gpuraid::v1::EVENT_KIND_DAEMON_STARTED, "gpuraidd " GPURAID_VERSION " on " + where));
+  spdlog::info("gpuraidd ready: parity backend {}, {} reactors, listening on {}",
+               host->engine().reactor(0).parity().name(), host->reactors(), where);
+
+  wait_for_stop(set);
+  bus.close();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  metrics.stop();
+  cp.shutdown();  // exports stop, groups stop cleanly, registry saved
+  host->stop();
+  unlink(plan.unix_path.c_str());
+  spdlog::info("gpuraidd stopped cleanly");
+  return 0;
+}

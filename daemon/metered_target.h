@@ -1,0 +1,45 @@
+// A virtual drive as the daemon hands it to frontends: the VD's extent,
+// wrapped to count I/O, bytes, errors and latency per VD. The caller's
+// done/ctx are parked in a per-reactor pooled shim for the I/O's life (no
+// allocation in steady state).
+#pragma once
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "daemon/latency_hist.h"
+#include "engine/block_target.h"
+
+namespace gpuraid::daemon {
+
+struct IoCounters {
+  std::atomic<uint64_t> reads{0}, writes{0}, flushes{0}, read_bytes{0}, write_bytes{0}, errors{0};
+  LatencyHist latency;
+};
+
+class MeteredTarget final : public BlockTarget {
+ public:
+  MeteredTarget(std::unique_ptr<BlockTarget> inner, uint32_t reactors);
+  ~MeteredTarget() override;
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+  uint32_t min_io_bytes() const override { return inner_->min_io_bytes(); }
+  uint32_t optimal_io_bytes() const override { return inner_->optimal_io_bytes(); }
+  int submit(Reactor& r, IoRequest* req, std::string* why = nullptr) override;
+  const IoCounters& counters() const { return c_; }
+  // Swaps the extent (a resize). Only while no I/O can reach this target.
+  void replace_inner(std::unique_ptr<BlockTarget> inner) { inner_ = std::move(inner); }
+
+ private:
+  struct Shim;
+  struct alignas(64) FreeList {
+    Shim* head = nullptr;
+  };
+  static void on_done(IoRequest* req);
+
+  std::unique_ptr<BlockTarget> inner_;
+  IoCounters c_;
+  std::vector<FreeList> free_;  // per reactor (only its owner touches it)
+  std::atomic<Shim*> all_{nullptr};  // every shim ever made, for the destructor
+};
+
+}  // namespace gpuraid::daemon

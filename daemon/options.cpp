@@ -1,0 +1,42 @@
+#include "daemon/options.h"
+
+#include <CLI/CLI.hpp>
+
+#ifndef GPURAID_VERSION
+#define GPURAID_VERSION "0.0.0"
+#endif
+
+namespace gpuraid::daemon {
+
+int parse_options(int argc, char** argv, DaemonOptions* o) {
+  CLI::App app{"gpuraidd: the gpuraid daemon (RAID over NVMe, gRPC control API). Runs in the foreground."};
+  app.set_version_flag("--version", GPURAID_VERSION);
+  app.set_config("--config", "", "read options from FILE (key = value, long option names; flags win)");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.add_option("--state-dir", o->state_dir, "directory holding the registry (created if missing)")->required();
+  app.add_option("--socket", o->socket, "Unix socket of the API")->capture_default_str();
+  app.add_option("--socket-group", o->socket_group, "group owning the socket (operators in it may connect)");
+  app.add_option("--socket-mode", o->socket_mode, "permissions of the socket (octal)")->capture_default_str();
+  app.add_option("--listen-tcp", o->listen_tcp, "also serve the API on HOST:PORT (TLS with client certificates)");
+  app.add_option("--tls-cert", o->tls_cert, "server certificate (PEM) for --listen-tcp")->check(CLI::ExistingFile);
+  app.add_option("--tls-key", o->tls_key, "server private key (PEM)")->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", o->tls_ca, "CA (PEM) that client certificates must chain to")->check(CLI::ExistingFile);
+  app.add_flag("--insecure-tcp", o->insecure_tcp, "allow --listen-tcp without TLS, on a loopback address only");
+  app.add_option("--metrics", o->metrics, "serve Prometheus metrics on PORT (127.0.0.1) or HOST:PORT");
+  app.add_option("--log-file", o->log_file, "log to FILE (SIGHUP reopens it) instead of stderr");
+  app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_option("--reactors", o->reactors, "I/O reactor threads")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--parity", o->parity, "parity backend: auto, cpu, cuda, reference")->capture_default_str();
+  app.add_option("--arena", o->arena, "I/O buffer arena per reactor")->capture_default_str();
+  app.add_option("--scan", o->scan, "where members may be found if their recorded path changed (repeatable)");
+  app.add_option("--nbd-dir", o->nbd_dir, "directory of NBD sockets by default (default: the state dir)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return -1;
+}
+
+}  // namespace gpuraid::daemon

@@ -1,0 +1,31 @@
+// gpuraidd's options: command-line flags, optionally read from a config
+// file (--config FILE, "key = value" lines with the long flag names;
+// flags given on the command line win).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuraid::daemon {
+
+struct DaemonOptions {
+  std::string state_dir;
+  std::string socket = "/run/gpuraid/gpuraid.sock";
+  std::string socket_group;
+  std::string socket_mode = "0660";
+  std::string listen_tcp;  // HOST:PORT
+  std::string tls_cert, tls_key, tls_ca;
+  bool insecure_tcp = false;
+  std::string metrics;  // PORT (loopback) or HOST:PORT
+  std::string log_file, log_level = "info";
+  uint32_t reactors = 2;
+  std::string parity = "auto";
+  std::string arena = "64M";
+  std::vector<std::string> scan;
+  std::string nbd_dir;  // default NBD socket directory (default: the state dir)
+};
+
+// Returns -1 to go on, or the exit code (0 for --help/--version, 2 for a usage error).
+int parse_options(int argc, char** argv, DaemonOptions* o);
+
+}  // namespace gpuraid::daemon

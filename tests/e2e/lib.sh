@@ -1,0 +1,69 @@
+# Shared by the e2e scripts: a gpuraidd on a temporary state dir, the CLI,
+# and assertions. Usage: source lib.sh BIN_DIR
+set -euo pipefail
+BIN=${1:?usage: $0 BIN_DIR (where gpuraidd and gpuraid are)}
+T=$(mktemp -d /tmp/gpuraid-e2e-XXXXXX)
+SOCK=$T/gpuraid.sock
+export GPURAID_SOCKET=$SOCK
+DPID=
+
+cleanup() {
+  if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then kill -TERM "$DPID"; wait "$DPID" || true; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+step() { echo "== $*"; }
+fail() {
+  echo "FAIL: $*" >&2
+  [ -f "$T/daemon.log" ] && { echo "--- daemon log (last 30 lines)" >&2; tail -30 "$T/daemon.log" >&2; }
+  exit 1
+}
+gp() { "$BIN/gpuraid" "$@"; }
+
+start_daemon() {
+  "$BIN/gpuraidd" --state-dir "$T/state" --socket "$SOCK" "$@" >>"$T/daemon.log" 2>&1 &
+  DPID=$!
+  for _ in $(seq 100); do
+    gp info >/dev/null 2>&1 && return 0
+    kill -0 "$DPID" 2>/dev/null || fail "gpuraidd exited at start"
+    sleep 0.1
+  done
+  fail "gpuraidd did not answer within 10 s"
+}
+
+stop_daemon() {
+  kill -TERM "$DPID"
+  local rc=0
+  wait "$DPID" || rc=$?
+  DPID=
+  [ "$rc" -eq 0 ] || fail "gpuraidd exited with $rc on SIGTERM (want 0)"
+}
+
+# expect_rc CODE CMD...: runs CMD, wants exit CODE and (when non-zero) a message on stderr.
+expect_rc() {
+  local want=$1 rc=0
+  shift
+  OUT=$("$@" 2>"$T/stderr") || rc=$?
+  ERR=$(cat "$T/stderr")
+  [ "$rc" -eq "$want" ] || fail "exit $rc (want $want) from: $* -- $ERR"
+  if [ "$want" -ne 0 ] && [ -z "$ERR" ]; then fail "no error message from: $*"; fi
+  return 0
+}
+
+# json EXPR: evaluates a Python expression on the JSON document d read from stdin.
+json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+
+# check "what" EXPECTED ACTUAL
+check() { [ "$2" == "$3" ] || fail "$1: got '$3', want '$2'"; echo "   ok: $1 = $3"; }
+
+# has_events KIND...: every kind (EVENT_KIND_ without the prefix) is among
+# the daemon's recent events (gpuraid events --json: one object a line).
+has_events() {
+  gp events --json | python3 -c '
+import json, sys
+kinds = {json.loads(l)["kind"] for l in sys.stdin if l.strip()}
+missing = {"EVENT_KIND_" + k for k in sys.argv[1:]} - kinds
+sys.exit("missing events: %s" % sorted(missing) if missing else 0)' "$@" || fail "events missing"
+  echo "   ok: events $*"
+}
