@@ -194,6 +194,8 @@ int main(int argc, char** argv) {
                    {"failed_members", o.fail}, {"parity_backend", backend_name}};
   out["io_count_bound"] = bound;
   RunResult mraw, mraid;
+  for (auto& r : raws) out["raw_runs"].push_back(to_json(r));
+  for (auto& r : raids) out["raid_runs"].push_back(to_json(r));
   if (!raws.empty()) {
     out["raw"] = to_json(mraw = median(raws));
     out["raw"]["iops_cov"] = cov(raws);

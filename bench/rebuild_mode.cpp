@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "bench/io_bound.h"
 #include "engine/group/group.h"
 #include "engine/units.h"
 
@@ -98,10 +99,17 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
     fprintf(stderr, "gpuraid-bench: %s\n", err.c_str());
     return 2;
   }
-  const uint64_t before = g->rebuild_progress().done_bytes;
-  RunResult loaded_fg = run_once(e, raid, w, o, o.seed + 1);
-  const uint64_t after = g->rebuild_progress().done_bytes;
+  // Rebuild progress over exactly the measured window.
+  uint64_t before = 0, after = 0;
+  bool running_at_end = false;
+  RunResult loaded_fg = run_once(
+      e, raid, w, o, o.seed + 1, [&] { before = g->rebuild_progress().done_bytes; },
+      [&] {
+        after = g->rebuild_progress().done_bytes;
+        running_at_end = g->rebuild_progress().running;
+      });
   const double loaded_mbps = double(after - before) / loaded_fg.seconds / 1e6;
+  g->set_rebuild_rate(0);  // the cap is for the loaded window; the idle rebuild runs free
   double secs = 0;
   const bool ok1 = wait_rebuild(e, *g, &secs);
   // A second rebuild with the foreground idle, timed from start to end.
@@ -120,7 +128,11 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
                    {"rebuild_rate_limit", rs.rate_bytes_s}, {"parity_backend", backend}};
   out["replacement_raw_write_mbps"] = raw_mbps;
   out["rebuild_idle"] = {{"mbps", idle_mbps}, {"seconds", secs}, {"ratio_to_raw_write", raw_mbps > 0 ? idle_mbps / raw_mbps : 0}};
-  out["rebuild_under_load"] = {{"mbps", loaded_mbps}, {"ratio_to_raw_write", raw_mbps > 0 ? loaded_mbps / raw_mbps : 0}};
+  out["rebuild_under_load"] = {{"mbps", loaded_mbps},
+                               {"ratio_to_raw_write", raw_mbps > 0 ? loaded_mbps / raw_mbps : 0},
+                               {"rebuild_running_at_window_end", running_at_end}};
+  // No bound of its own: the one-failed bound is the reference for the foreground.
+  out["io_count_bound_one_failed"] = io_count_bound(geo, w.rw, w.bs, w.rwmixread, 1);
   out["foreground_raw"] = to_json(raw_fg);
   out["foreground_during_rebuild"] = to_json(loaded_fg);
   out["foreground_ratio"] = raw_fg.iops > 0 ? loaded_fg.iops / raw_fg.iops : 0;

@@ -11,7 +11,8 @@ namespace gpuraid::bench {
 using json = nlohmann::json;
 
 
-RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed) {
+RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed,
+                   const std::function<void()>& at_start, const std::function<void()>& at_end) {
   std::vector<std::unique_ptr<LoadGenerator>> gens;
   for (uint32_t i = 0; i < o.threads; i++)
     gens.push_back(std::make_unique<LoadGenerator>(t, e.reactor(i), w, i, o.threads, seed));
@@ -20,6 +21,7 @@ RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, ui
   for (auto& g : gens) th.emplace_back([&g, &clock] { g->run(clock); });
   const double warmup = o.warmup >= 0 ? o.warmup : std::min(2.0, o.runtime * 0.2);
   std::this_thread::sleep_for(std::chrono::duration<double>(warmup));
+  if (at_start) at_start();
   CpuSample c0 = CpuSample::now();
   const uint64_t t0 = now_ns();
   clock.start_ns = t0;
@@ -27,6 +29,7 @@ RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, ui
   const uint64_t t1 = now_ns();
   CpuSample c1 = CpuSample::now();
   clock.end_ns = t1;
+  if (at_end) at_end();
   for (auto& x : th) x.join();
   RunResult r;
   r.target = t.name();

@@ -2,6 +2,7 @@
 // workload against a target on every reactor thread, filling a volume
 // once, and reporting.
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ struct RunResult {
   double iops_per_cpu() const { return cpu.proc_pct > 0 ? iops / cpu.proc_pct : 0; }
 };
 
-RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed);
+// at_start/at_end run on the calling thread at the measured window's edges.
+RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed,
+                   const std::function<void()>& at_start = {}, const std::function<void()>& at_end = {});
 // Writes the whole volume once (full stripes) on reactor 0 from this thread.
 void fill(Engine& e, Volume& v);
 nlohmann::json to_json(const RunResult& r);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "engine/units.h"
 #include "cli/output.h"
 
 namespace gpuraid::cli {
@@ -51,9 +52,11 @@ void print_stats(const v1::Stats& s) {
   }
   if (s.drives_size()) {
     printf("\n");
-    Table d({"DRIVE", "STATE", "GROUP"});
+    Table d({"DRIVE", "STATE", "GROUP", "READS", "WRITES", "READ", "WRITTEN", "ERRORS"});
     for (const auto& x : s.drives())
-      d.add({x.id(), enum_short(v1::DriveState_Name(x.state()), "DRIVE_STATE_"), x.group().empty() ? "-" : x.group()});
+      d.add({x.id(), enum_short(v1::DriveState_Name(x.state()), "DRIVE_STATE_"), x.group().empty() ? "-" : x.group(),
+             std::to_string(x.reads()), std::to_string(x.writes()), format_size(x.bytes_read()),
+             format_size(x.bytes_written()), std::to_string(x.errors())});
     d.print();
   }
 }

@@ -169,6 +169,22 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
     ds->set_id(id);
     ds->set_state(api.state());
     ds->set_group(d.r.group());
+    // The engine counts per drive object: the daemon's own, or the group's member.
+    const Drive* drv = d.drive.get();
+    if (!drv && !d.r.group().empty() && d.r.member_index() >= 0) {
+      auto git = groups_.find(d.r.group());
+      if (git != groups_.end() && git->second.g &&
+          uint32_t(d.r.member_index()) < git->second.g->volume().geometry().members)
+        drv = git->second.g->volume().member(uint32_t(d.r.member_index()));
+    }
+    if (drv) {
+      DriveTotals t = host_.engine().drive_totals(drv);
+      ds->set_reads(t.reads);
+      ds->set_writes(t.writes);
+      ds->set_bytes_read(t.bytes_read);
+      ds->set_bytes_written(t.bytes_written);
+      ds->set_errors(t.errors);
+    }
   }
   return grpc::Status::OK;
 }
@@ -212,6 +228,13 @@ std::string ControlPlane::metrics_text() {
   gauge("vd_latency_p99_seconds", "99th percentile latency over the last second.");
   for (auto& v : s.volumes())
     o << "gpuraid_vd_latency_p99_seconds{vd=\"" << v.id() << "\"} " << v.io().latency_p99_ns() * 1e-9 << "\n";
+  counter("pd_ios_total", "Member I/Os per physical drive.");
+  for (auto& d : s.drives()) {
+    o << "gpuraid_pd_ios_total{pd=\"" << d.id() << "\",op=\"read\"} " << d.reads() << "\n";
+    o << "gpuraid_pd_ios_total{pd=\"" << d.id() << "\",op=\"write\"} " << d.writes() << "\n";
+  }
+  counter("pd_errors_total", "Member I/O errors per physical drive.");
+  for (auto& d : s.drives()) o << "gpuraid_pd_errors_total{pd=\"" << d.id() << "\"} " << d.errors() << "\n";
   gauge("dg_failed_members", "Failed members per drive group.");
   for (auto& g : s.groups()) o << "gpuraid_dg_failed_members{dg=\"" << g.name() << "\"} " << g.failed_members() << "\n";
   return o.str();

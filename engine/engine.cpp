@@ -41,11 +41,32 @@ int Engine::attach(Drive* d, std::string* err) {
           *err = "cannot register " + d->path() + " with io_uring";
           return -1;
         }
+    for (auto& r : reactors_) {  // a reused slot starts counting from zero
+      auto& c = const_cast<DriveCounters&>(r->drive_counters(uint32_t(s)));
+      for (auto* x : {&c.reads, &c.writes, &c.bytes_read, &c.bytes_written, &c.errors}) x->store(0);
+    }
     slots_[s] = d;
     return int(s);
   }
   *err = "no free drive slot";
   return -1;
+}
+
+DriveTotals Engine::drive_totals(const Drive* d) {
+  DriveTotals t;
+  std::lock_guard<std::mutex> g(mu_);
+  for (size_t s = 0; s < slots_.size(); s++) {
+    if (slots_[s] != d) continue;
+    for (auto& r : reactors_) {
+      const DriveCounters& c = r->drive_counters(uint32_t(s));
+      t.reads += c.reads.load(std::memory_order_relaxed);
+      t.writes += c.writes.load(std::memory_order_relaxed);
+      t.bytes_read += c.bytes_read.load(std::memory_order_relaxed);
+      t.bytes_written += c.bytes_written.load(std::memory_order_relaxed);
+      t.errors += c.errors.load(std::memory_order_relaxed);
+    }
+  }
+  return t;
 }
 
 void Engine::detach(int slot) {

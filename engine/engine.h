@@ -31,6 +31,8 @@ class Engine {
   // before any I/O on it.
   int attach(Drive* d, std::string* err);
   void detach(int slot);
+  // Member I/O of a drive summed over every reactor (zeros when it has no slot).
+  DriveTotals drive_totals(const Drive* d);
 
  private:
   std::vector<std::unique_ptr<Reactor>> reactors_;

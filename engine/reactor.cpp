@@ -15,6 +15,10 @@
 namespace gpuraid {
 
 namespace {
+// Single-writer counter: the owning reactor adds without a locked instruction.
+inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
 constexpr uint64_t kEventTag = 1;  // user_data of the eventfd read; MemberIo pointers are never 1
 
 }  // namespace
@@ -29,6 +33,7 @@ Reactor::Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend>
   if (r < 0) throw std::runtime_error(std::string("io_uring_queue_init: ") + strerror(-r));
   r = io_uring_register_files_sparse(&ring_, max_files);
   if (r < 0) throw std::runtime_error(std::string("io_uring_register_files_sparse: ") + strerror(-r));
+  per_slot_.reset(new DriveCounters[max_files]);
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) throw std::runtime_error("eventfd failed");
   unsubmitted_.reserve(ring_entries);
@@ -104,6 +109,7 @@ void Reactor::submit(MemberIo* io) {
       // issue several I/Os in a row and must not be re-entered.
       io->res = fail;
       stats_.member_errors++;
+      bump(per_slot_[io->slot].errors);
       io->due_ns = 0;
       io->next = delayed_;
       delayed_ = io;
@@ -172,7 +178,17 @@ void Reactor::complete(MemberIo* io, int res) {
   if (f.active()) res = f.on_complete(wr, res);
   if (io->kind != MemberIo::Flush && res >= 0 && uint32_t(res) != io->len) res = -EIO;
   if (io->kind == MemberIo::Flush && res > 0) res = 0;
-  if (res < 0) stats_.member_errors++;
+  DriveCounters& dc = per_slot_[io->slot];
+  if (res < 0) {
+    stats_.member_errors++;
+    bump(dc.errors);
+  } else if (io->kind == MemberIo::Read) {
+    bump(dc.reads);
+    bump(dc.bytes_read, io->len);
+  } else if (io->kind == MemberIo::Write) {
+    bump(dc.writes);
+    bump(dc.bytes_written, io->len);
+  }
   io->res = res;
   if (io->due_ns && mono_ns() < io->due_ns) {
     io->next = delayed_;

@@ -46,6 +46,15 @@ struct Completion {
   void (*on_cqe)(Completion* c, const io_uring_cqe* cqe) = nullptr;
 };
 
+// Member I/O of one drive slot as seen by one reactor. Only the owning
+// reactor writes (plain load+store, no locked instructions); anyone reads.
+struct DriveCounters {
+  std::atomic<uint64_t> reads{0}, writes{0}, bytes_read{0}, bytes_written{0}, errors{0};
+};
+struct DriveTotals {
+  uint64_t reads = 0, writes = 0, bytes_read = 0, bytes_written = 0, errors = 0;
+};
+
 struct ReactorStats {
   uint64_t member_reads = 0, member_writes = 0, member_flushes = 0;
   uint64_t member_bytes_read = 0, member_bytes_written = 0;
@@ -64,6 +73,7 @@ class Reactor {
   BufferPool& pool() { return pool_; }
   ParityBackend& parity() { return *parity_; }
   const ReactorStats& stats() const { return stats_; }
+  const DriveCounters& drive_counters(uint32_t slot) const { return per_slot_[slot]; }
 
   // Set-up (control thread, before I/O uses them).
   void register_arenas(const std::vector<iovec>& arenas);
@@ -123,6 +133,7 @@ class Reactor {
   uint64_t in_flight_ = 0;
   uint32_t pending_sqes_ = 0;
   ReactorStats stats_;
+  std::unique_ptr<DriveCounters[]> per_slot_;
 };
 
 }  // namespace gpuraid

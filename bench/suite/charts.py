@@ -26,7 +26,7 @@ def _bar(ax, x, side, color, label):
 def panel(ax, cases, states, labels):
     top = max([c["summary"][s]["figure_max"] for c in cases if c["status"] == "measured"
                for s in ("baseline", "solution")] +
-              [c["summary"]["baseline"]["figure"] * c["summary"]["io_count_bound"] for c in cases
+              [c["summary"]["baseline"]["figure"] * (c["summary"]["io_count_bound"] or 0) for c in cases
                if c["status"] == "measured"] or [1])
     for i, st in enumerate(states):
         c = next((c for c in cases if c["state"]["name"] == st["name"]), None)
@@ -37,9 +37,10 @@ def panel(ax, cases, states, labels):
         m = c["summary"]
         _bar(ax, i - 0.2, m["baseline"], BASE_COLOR, labels[0])
         _bar(ax, i + 0.2, m["solution"], SOL_COLOR, labels[1])
-        bound = m["baseline"]["figure"] * m["io_count_bound"]  # where the solution bar would end at the bound
-        ax.hlines(bound, i + 0.01, i + 0.39, colors="black", linestyles="--", linewidth=1.5,
-                  label="I/O-count bound × raw")
+        bound = m["baseline"]["figure"] * (m["io_count_bound"] or 0)  # where the solution bar would end at the bound
+        if m["io_count_bound"]:
+            ax.hlines(bound, i + 0.01, i + 0.39, colors="black", linestyles="--", linewidth=1.5,
+                      label="I/O-count bound × raw")
         ax.text(i + 0.2, max(m["solution"]["figure_max"], bound) + top * 0.02, f"{m['ratio']:.2f}×", ha="center",
                 va="bottom", fontsize=9, fontweight="bold")
     ax.set_xticks(range(len(states)), [s["label"] for s in states], fontsize=9)

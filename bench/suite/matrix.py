@@ -75,6 +75,12 @@ class Case:
         d["geometry"]["label"] = self.geometry.label
         return d
 
+    @staticmethod
+    def from_json(d: dict) -> "Case":
+        g = {k: v for k, v in d["geometry"].items() if k != "label"}
+        return Case(Geometry(**g), Workload(**d["workload"]), State(**d["state"]), d["status"], d["reason"],
+                    d["runs"], d["summary"])
+
 
 def build(geometries, suites, states) -> list:
     return [Case(g, w, s) for g in geometries for suite in suites for w in SUITES[suite] for s in states]

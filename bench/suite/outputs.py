@@ -37,7 +37,8 @@ def write_summary_csv(path, meta, cases):
         "status", "reason", "unit", "baseline", "solution", "ratio", "ratio_min", "ratio_max", "io_count_bound",
         "fraction_of_bound", "baseline_cov", "solution_cov", "solution_p50_us", "solution_p99_us",
         "solution_p999_us", "baseline_p50_us", "baseline_p99_us", "baseline_p999_us", "solution_cpu_pct",
-        "baseline_cpu_pct", "solution_per_cpu", "baseline_per_cpu", "per_cpu_ratio"]
+        "baseline_cpu_pct", "solution_per_cpu", "baseline_per_cpu", "per_cpu_ratio", "rebuild_under_load_mbps",
+        "rebuild_idle_mbps", "rebuild_lasted_window_runs"]
     with open(path, "w", newline="") as f:
         out = csv.DictWriter(f, fieldnames=cols)
         out.writeheader()
@@ -55,4 +56,8 @@ def write_summary_csv(path, meta, cases):
                            solution_cpu_pct=o["cpu_pct"], baseline_cpu_pct=b["cpu_pct"],
                            solution_per_cpu=o["per_cpu"], baseline_per_cpu=b["per_cpu"],
                            per_cpu_ratio=s["per_cpu_ratio"])
+                if s.get("rebuild"):
+                    r = s["rebuild"]
+                    row.update(rebuild_under_load_mbps=r["under_load_mbps"], rebuild_idle_mbps=r["idle_mbps"],
+                               rebuild_lasted_window_runs=r["lasted_window_runs"])
             out.writerow(row)

@@ -5,6 +5,15 @@ import statistics
 from matrix import SUITE_TITLES
 
 DASH = "–"
+NOISY_COV = 0.20  # a side's runs spread more than this: the cell is marked noisy
+
+
+def _noisy(m):
+    return "†" if max(m["baseline"]["cov"], m["solution"]["cov"]) > NOISY_COV else ""
+
+
+def _bound(x, fmt="{:.2f}"):
+    return fmt.format(x) if x is not None else DASH
 
 
 def _fig(x, unit):
@@ -40,8 +49,8 @@ def headline(cases, geometries, states):
                 continue
             m = c.summary
             u = m["solution"]["unit"]
-            cells.append(f"{_fig(m['solution']['figure'], u)} {u}: **{m['ratio']:.2f}×** raw "
-                         f"(bound {m['io_count_bound']:.2f})")
+            cells.append(f"{_fig(m['solution']['figure'], u)} {u}: **{m['ratio']:.2f}×** raw{_noisy(m)}, "
+                         f"{m['per_cpu_ratio']:.2f}× per CPU (bound {_bound(m['io_count_bound'])})")
         lines.append(f"| {w.name} | " + " | ".join(cells) + " |")
     return lines
 
@@ -57,8 +66,10 @@ def _throughput_table(cases, labels):
         m, b, s = c.summary, c.summary["baseline"], c.summary["solution"]
         u = b["unit"]
         lines.append(f"| {c.workload.name} | {c.state.label} | {_fig(b['figure'], u)} {u} | {_fig(s['figure'], u)} {u} "
-                     f"| **{m['ratio']:.2f}** [{m['ratio_min']:.2f}–{m['ratio_max']:.2f}] | {m['io_count_bound']:.2f} "
-                     f"| {100 * m['fraction_of_bound']:.0f}% | {100 * b['cov']:.1f}% / {100 * s['cov']:.1f}% |")
+                     f"| **{m['ratio']:.2f}**{_noisy(m)} [{m['ratio_min']:.2f}–{m['ratio_max']:.2f}] "
+                     f"| {_bound(m['io_count_bound'])} "
+                     f"| {_bound(m['fraction_of_bound'] and 100 * m['fraction_of_bound'], '{:.0f}%')} "
+                     f"| {100 * b['cov']:.1f}% / {100 * s['cov']:.1f}% |")
     return lines
 
 
@@ -74,6 +85,26 @@ def _latency_cpu_table(cases):
                      f"| {_pair(b['cpu_pct'], s['cpu_pct'])} | {_pair(b['per_cpu'], s['per_cpu'])} "
                      f"| {c.summary['per_cpu_ratio']:.2f} | {_num(statistics.median([b['others_cpu_pct'], s['others_cpu_pct']]))} |")
     return lines
+
+
+def _rebuild_table(cases):
+    sel = [c for c in _measured(cases) if c.summary.get("rebuild")]
+    if not sel:
+        return []
+    limit = sel[0].summary["rebuild"]["rate_limit"]
+    lines = [f"Rebuild of one member (rate cap {f'{limit / 1e6:.1f} MB/s' if limit else 'none'}: the suite caps it so "
+             "that it outlasts the measured window; gpuraid-bench applies the cap to the idle rebuild too), MB/s of member "
+             "data, and as a share of the replacement drive's raw sequential write rate. \"Lasted\": runs in which "
+             "the rebuild was still running at the end of the measured window (otherwise part of the window was "
+             "a healthy array).", "",
+             "| Workload | under this load: MB/s (share of raw write) | foreground idle: MB/s (share) "
+             "| replacement raw write MB/s | lasted the window |", "|---|---|---|---|---|"]
+    for c in sel:
+        r = c.summary["rebuild"]
+        lines.append(f"| {c.workload.name} | {r['under_load_mbps']:,.0f} ({r['under_load_ratio_to_raw_write']:.2f}) "
+                     f"| {r['idle_mbps']:,.0f} ({r['idle_ratio_to_raw_write']:.2f}) "
+                     f"| {r['replacement_raw_write_mbps']:,.0f} | {r['lasted_window_runs']} of {r['runs']} runs |")
+    return lines + [""]
 
 
 def _noise(meta, cases):
@@ -96,7 +127,7 @@ def render(meta, cases, geometries, states, charts):
            f"- CPU: {m['cpu_model']}, {m['cores']} cores{' (virtual machine)' if m.get('virtualized') else ''}, "
            f"{m['memory_gib']} GiB; caches {m.get('caches') or DASH}; kernel {m['kernel']}.",
            f"- Commit {meta['commit']['commit']}{' with uncommitted changes' if meta['commit']['dirty'] else ''}; "
-           f"tool {t.get('tool', DASH)}; parity backend {meta.get('parity_backend') or DASH}.",
+           f"tool {t.get('tool', DASH)} (built {t.get('tool_built') or '?'}); parity backend {meta.get('parity_backend') or DASH}.",
            f"- Environment: {t['environment']} figures only (never mixed with TCG/VM-lane figures).", "",
            "## Parameters",
            f"- Drives: {p['drive_type']}, {p['drive_size']} each; strip {p['strip']}; QD {p['iodepth']} per thread × "
@@ -109,13 +140,21 @@ def render(meta, cases, geometries, states, charts):
            "- The runs of a case are spread over the whole matrix (run 1 of every case, then run 2, …), so slow "
            "phases of a noisy machine do not land on one case.",
            "- I/O-count bound: the share of raw throughput left once each logical I/O is charged the member I/Os "
-           "(random) or member bytes (sequential) it needs; `% of bound` = ratio / bound.",
+           "(random) or member bytes (sequential) it needs; `% of bound` = ratio / bound. None for the rebuilding "
+           "state, where rebuild traffic shares the drives.",
+           "- Rebuilding: gpuraid-bench --state rebuilding measures the raw drives while healthy, then fails member "
+           "0, starts its rebuild onto a fresh drive and measures the RAID while it runs (then a second rebuild "
+           "with the foreground idle, for the rebuild rate).",
            "- CPU: usr+sys of the whole benchmark process (all threads, io_uring workers included) during the "
            "measured window, % of one core; per CPU% = IOPS (random) or MB/s (sequential) per CPU%. Both sides "
            "run in one process, so each side's CPU is its own window's.",
            "- CoV: sample standard deviation / mean of the runs' IOPS.", "",
            "## Noise", *_noise(meta, cases), "",
-           "## Headline (median of runs)", *headline(cases, geometries, states), ""]
+           "## Headline (median of runs)",
+           "Cell: gpuraid's figure; its ratio to the raw drives (throughput); the ratio of throughput per "
+           "CPU% (efficiency, steadier than throughput on a busy machine); the I/O-count bound. "
+           f"† = the runs of a side spread by more than {100 * NOISY_COV:.0f}% (CoV): a noisy ratio.", "",
+           *headline(cases, geometries, states), ""]
     not_measured = {c.reason for c in cases if c.status != "measured"}
     if not_measured:
         out += ["States or cases not measured: " + "; ".join(sorted(not_measured)) + ".", ""]
@@ -126,7 +165,7 @@ def render(meta, cases, geometries, states, charts):
                 continue
             out += [f"## {g.label}: {SUITE_TITLES[suite]}", "",
                     *_throughput_table(sel, ("Baseline (raw drives)", "gpuraid")), "",
-                    *_latency_cpu_table(sel), ""]
+                    *_latency_cpu_table(sel), "", *_rebuild_table(sel)]
     if charts:
         out += ["## Charts", ""] + [f"![{name}]({name})" for name in charts] + [""]
     else:

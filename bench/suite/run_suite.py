@@ -7,6 +7,7 @@ runs.csv, summary.csv, report.md and chart-*.png into --out.
 See bench/suite/README.md."""
 import argparse
 import datetime
+import json
 import os
 import shlex
 import subprocess
@@ -39,6 +40,8 @@ def parse_args(argv):
     a.add_argument("--charts", default="auto", choices=("auto", "system", "off"),
                    help="auto: a Python with matplotlib, else a venv from PyPI; system: no venv; off")
     a.add_argument("--note", default="", help="a sentence on the machine's load, put in the report")
+    a.add_argument("--report-only", action="store_true",
+                   help="measure nothing: rebuild summaries, report and charts from --out/results.json")
     for name, val in d.to_json().items():
         a.add_argument("--" + name.replace("_", "-"), type=type(val), default=None, help=f"default {val}")
     args = a.parse_args(argv)
@@ -91,8 +94,38 @@ def make_charts(out, mode):
     return p.stdout.split(), None
 
 
+def write_outputs(out, meta, cases, geometries, states, charts_mode):
+    outputs.write_json(os.path.join(out, "results.json"), meta, cases)
+    outputs.write_runs_csv(os.path.join(out, "runs.csv"), meta, cases)
+    outputs.write_summary_csv(os.path.join(out, "summary.csv"), meta, cases)
+    charts, why = make_charts(out, charts_mode)
+    meta["charts_note"] = why or ""
+    if why:
+        print(f"run_suite: no charts: {why}", file=sys.stderr)
+    outputs.write_json(os.path.join(out, "results.json"), meta, cases)
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(report.render(meta, cases, geometries, states, charts))
+    print("\n".join(report.headline(cases, geometries, states)))
+    print(f"run_suite: wrote {out}/report.md, results.json, runs.csv, summary.csv, {' '.join(charts)}")
+
+
+def report_only(out, charts_mode):
+    with open(os.path.join(out, "results.json")) as f:
+        data = json.load(f)
+    cases = [matrix.Case.from_json(c) for c in data["cases"]]
+    for c in cases:
+        if c.status == "measured":
+            c.summary = stats.summarize(c, data["meta"]["machine"]["cores"])
+    geometries = list(dict.fromkeys(c.geometry for c in cases))
+    states = list(dict.fromkeys(c.state for c in cases))
+    write_outputs(out, data["meta"], cases, geometries, states, charts_mode)
+    return 0
+
+
 def main(argv):
     args, params = parse_args(argv)
+    if args.report_only:
+        return report_only(args.out, args.charts)
     target = TARGETS[args.target](params, tool=args.bench)
     why = target.unavailable()
     if why:
@@ -109,7 +142,7 @@ def main(argv):
         if why:
             c.status, c.reason = "not measured", why
     n = sum(c.status == "pending" for c in cases)
-    est = n * params.runs * (2 * (params.runtime + params.warmup) + 3)
+    est = params.runs * sum(params.run_seconds(c.state.name == "rebuilding") for c in cases if c.status == "pending")
     print(f"run_suite: {n} cases x {params.runs} runs on {args.target}, about {est / 60:.0f} min", flush=True)
     os.makedirs(args.out, exist_ok=True)
     meta = {"command": shlex.join([os.path.relpath(sys.argv[0], REPO) if sys.argv[0] else "run_suite.py", *argv]),
@@ -122,18 +155,7 @@ def main(argv):
     meta.update(finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                 load_after=machine.load_average(),
                 parity_backend=next((r["parity_backend"] for c in cases for r in c.runs), ""))
-    outputs.write_json(os.path.join(args.out, "results.json"), meta, cases)
-    outputs.write_runs_csv(os.path.join(args.out, "runs.csv"), meta, cases)
-    outputs.write_summary_csv(os.path.join(args.out, "summary.csv"), meta, cases)
-    charts, why = make_charts(args.out, args.charts)
-    meta["charts_note"] = why or ""
-    if why:
-        print(f"run_suite: no charts: {why}", file=sys.stderr)
-    outputs.write_json(os.path.join(args.out, "results.json"), meta, cases)
-    with open(os.path.join(args.out, "report.md"), "w") as f:
-        f.write(report.render(meta, cases, geometries, states, charts))
-    print("\n".join(report.headline(cases, geometries, states)))
-    print(f"run_suite: wrote {args.out}/report.md, results.json, runs.csv, summary.csv, {' '.join(charts)}")
+    write_outputs(args.out, meta, cases, geometries, states, args.charts)
     return 1 if any(c.status == "failed" for c in cases) else 0
 
 

@@ -42,9 +42,22 @@ def summarize(case, ncores=None):
     ratios = [r["solution"][key] / r["baseline"][key] for r in runs if r["baseline"][key] > 0]
     cpu_ratios = [(r["solution"][key] / r["solution"]["cpu_pct"]) / (r["baseline"][key] / r["baseline"]["cpu_pct"])
                   for r in runs if r["baseline"][key] > 0 and min(r["solution"]["cpu_pct"], r["baseline"]["cpu_pct"]) > 0]
-    bound = statistics.median(r["io_count_bound"] for r in runs)
+    bounds = [r["io_count_bound"] for r in runs if r["io_count_bound"] is not None]
+    bound = statistics.median(bounds) if bounds else None  # none for the rebuilding state
     ratio = statistics.median(ratios) if ratios else 0.0
     return {"runs": len(runs), "baseline": base, "solution": sol, "per_cpu_name": per_cpu_name,
             "ratio": ratio, "ratio_min": min(ratios, default=0.0), "ratio_max": max(ratios, default=0.0),
             "per_cpu_ratio": statistics.median(cpu_ratios) if cpu_ratios else 0.0,
-            "io_count_bound": bound, "fraction_of_bound": ratio / bound if bound > 0 else 0.0}
+            "io_count_bound": bound, "fraction_of_bound": ratio / bound if bound else None,
+            "rebuild": summarize_rebuild([r["rebuild"] for r in runs if r.get("rebuild")])}
+
+
+def summarize_rebuild(rebuilds):
+    """Rebuild rates of the rebuilding state (medians), or None."""
+    if not rebuilds:
+        return None
+    med = {k: statistics.median(r[k] for r in rebuilds)
+           for k in ("under_load_mbps", "under_load_ratio_to_raw_write", "idle_mbps", "idle_ratio_to_raw_write",
+                     "replacement_raw_write_mbps")}
+    return {**med, "rate_limit": rebuilds[0]["rate_limit"],
+            "lasted_window_runs": sum(bool(r["lasted_window"]) for r in rebuilds), "runs": len(rebuilds)}

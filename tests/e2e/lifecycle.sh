@@ -100,6 +100,7 @@ gp vd read v5 --verify-pattern 5 --length 4M
 sleep 1.2  # rates are sampled every second
 gp stats
 [ "$(gp stats --vd v5 --json | json 'int(d["volumes"][0]["io"]["reads"])')" -gt 0 ] || fail "no reads counted on v5"
+[ "$(gp stats --json | json 'sum(int(x.get("reads", 0)) for x in d["drives"])')" -gt 0 ] || fail "no member reads counted per drive"
 has_events DAEMON_STARTED REBUILD_FINISHED SCRUB_FINISHED MEMBER_REPLACED
 gp events | tail -8
 

@@ -1,7 +1,11 @@
 """The in-process engine (host): gpuraid-bench --compare, which measures the
 same member drives without RAID (baseline) and with it (solution) in one
-invocation. One invocation per run, so every run is recorded whole."""
+invocation (--state rebuilding: raw on the healthy drives, then the RAID
+while a member is rebuilt). One invocation per run, so every run is
+recorded whole."""
+import datetime
 import json
+import os
 import subprocess
 
 from .base import Target
@@ -41,22 +45,26 @@ class InprocTarget(Target):
         return None
 
     def describe(self) -> dict:
-        return {**super().describe(), "tool": self.tool}
+        # The binary's build time: the commit alone does not say what was built from a dirty tree.
+        try:
+            built = datetime.datetime.fromtimestamp(os.path.getmtime(self.tool)).astimezone().isoformat(timespec="seconds")
+        except OSError:
+            built = None
+        return {**super().describe(), "tool": self.tool, "tool_built": built}
 
     def command(self, case, run_index: int) -> list:
         p, g, w = self.params, case.geometry, case.workload
         cmd = [self.tool, "--level", g.level, "--members", str(g.members), "--strip", g.strip,
                "--drive-type", p.drive_type, "--drive-size", p.drive_size, "--rw", w.rw, "--bs", w.bs,
                "--rwmixread", str(w.rwmixread), "--iodepth", str(p.iodepth), "--threads", str(p.threads),
-               "--runtime", str(p.runtime), "--warmup", str(p.warmup), "--seed", str(p.seed + run_index),
-               "--compare", "--json"]
+               "--runtime", str(p.runtime), "--warmup", str(p.warmup), "--seed", str(p.seed + run_index), "--json"]
         if g.level == "ec":
             cmd += ["--parity", str(g.parity)]
-        if case.state.name == "rebuilding":
-            cmd += ["--state", "rebuilding"]
+        if case.state.name == "rebuilding":  # gpuraid-bench fails member 0 and rebuilds it onto a new drive
+            return cmd + ["--state", "rebuilding", "--rebuild-rate", str(p.rebuild_rate_bytes())]
         if case.state.failed_members:
             cmd += ["--fail", str(case.state.failed_members)]
-        return cmd
+        return cmd + ["--compare"]
 
     def run(self, case, run_index: int) -> dict:
         cmd = self.command(case, run_index)
@@ -65,6 +73,8 @@ class InprocTarget(Target):
         if p.returncode != 0:
             raise RuntimeError(f"exit {p.returncode}: {' '.join(cmd)}\n{p.stderr.strip()[-2000:]}")
         out = json.loads(p.stdout)
+        if case.state.name == "rebuilding":
+            return self._rebuilding_run(cmd, out)
         return {"command": cmd,
                 "baseline": {k: out["raw"][k] for k in SIDE_KEYS},
                 "solution": {k: out["raid"][k] for k in SIDE_KEYS},
@@ -72,3 +82,28 @@ class InprocTarget(Target):
                 "io_count_bound": out["io_count_bound"],
                 "ratio": out["ratio"],
                 "parity_backend": out["config"].get("parity_backend", "")}
+
+    def _rebuilding_run(self, cmd, out) -> dict:
+        """--state rebuilding: raw foreground on the healthy drives, then the RAID
+        foreground while member 0 is rebuilt; no I/O-count bound (rebuild
+        traffic shares the drives)."""
+        base, sol = out["foreground_raw"], out["foreground_during_rebuild"]
+        under = out["rebuild_under_load"]
+        # Bytes rebuilt from the rebuild's start (before the warm-up) to the window's
+        # end, as gpuraid-bench divides them by the window alone; a whole member
+        # (the idle rebuild's bytes) means the rebuild ended inside the window.
+        rebuilt = under["mbps"] * 1e6 * sol["seconds"]
+        member = out["rebuild_idle"]["mbps"] * 1e6 * out["rebuild_idle"]["seconds"]
+        return {"command": cmd,
+                "baseline": {k: base[k] for k in SIDE_KEYS},
+                "solution": {k: sol[k] for k in SIDE_KEYS},
+                "io_count_bound": None,
+                "ratio": {"iops": out["foreground_ratio"]},
+                "parity_backend": out["config"].get("parity_backend", ""),
+                "rebuild": {"under_load_mbps": under["mbps"], "under_load_ratio_to_raw_write": under["ratio_to_raw_write"],
+                            "idle_mbps": out["rebuild_idle"]["mbps"],
+                            "idle_ratio_to_raw_write": out["rebuild_idle"]["ratio_to_raw_write"],
+                            "replacement_raw_write_mbps": out["replacement_raw_write_mbps"],
+                            "rate_limit": out["config"].get("rebuild_rate_limit", 0),
+                            "lasted_window": rebuilt < 0.99 * member}}
+
