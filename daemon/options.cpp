@@ -26,7 +26,8 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
   app.add_option("--log-file", o->log_file, "log to FILE (SIGHUP reopens it) instead of stderr");
   app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error")->capture_default_str();
   app.add_option("--reactors", o->reactors, "I/O reactor threads")->capture_default_str()->check(CLI::Range(1, 64));
-  app.add_option("--parity", o->parity, "parity backend: auto, cpu, cuda, reference")->capture_default_str();
+  app.add_option("--parity-backend,--parity", o->parity, "parity backend: auto (CUDA when a usable GPU exists), cpu, cuda, reference")
+      ->capture_default_str();
   app.add_option("--arena", o->arena, "I/O buffer arena per reactor")->capture_default_str();
   app.add_option("--scan", o->scan, "where members may be found if their recorded path changed (repeatable)");
   app.add_option("--nbd-dir", o->nbd_dir, "directory of NBD sockets by default (default: the state dir)");

@@ -141,7 +141,7 @@ echo "   ok"
 step "gpuraidd refuses bad options (2)"
 expect_rc 2 "$BIN/gpuraidd"
 expect_rc 2 "$BIN/gpuraidd" --state-dir "$T/s2" --socket "$T/s2.sock" --reactors 0
-expect_rc 2 "$BIN/gpuraidd" --state-dir "$T/s2" --socket "$T/s2.sock" --parity warp
+expect_rc 2 "$BIN/gpuraidd" --state-dir "$T/s2" --socket "$T/s2.sock" --parity-backend warp
 expect_rc 2 "$BIN/gpuraidd" --state-dir "$T/s2" --socket "$T/s2.sock" --socket-mode 999
 expect_rc 2 "$BIN/gpuraidd" --state-dir "$T/s2" --socket "$T/s2.sock" --log-level loud
 echo "bogus_key = 1" >"$T/bad.conf"
