@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/sync_io.h"
 #include "engine/units.h"
 #include "engine/volume.h"
 
@@ -20,19 +21,7 @@ namespace {
 struct Sync {
   Volume& v;
   Reactor& r;
-  int io(IoRequest::Op op, uint64_t off, uint64_t len, uint8_t* buf) {
-    IoRequest q;
-    q.op = op;
-    q.offset = off;
-    q.length = len;
-    q.buf = buf;
-    bool done = false;
-    q.ctx = &done;
-    q.done = [](IoRequest* x) { *static_cast<bool*>(x->ctx) = true; };
-    if (int rc = v.submit(r, &q); rc) return rc;
-    while (!done) r.poll(true, 10);
-    return q.result;
-  }
+  int io(IoRequest::Op op, uint64_t off, uint64_t len, uint8_t* buf) { return sync_io(v, r, op, off, len, buf); }
 };
 
 double secs(std::chrono::steady_clock::time_point t0) {

@@ -1,5 +1,7 @@
 #include "tests/support/group_rig.h"
 
+#include "engine/sync_io.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -81,17 +83,7 @@ bool GroupRig::wait(const std::function<bool()>& pred, double seconds) {
 }
 
 int GroupRig::io(Volume& v, IoRequest::Op op, uint64_t off, uint64_t len, uint8_t* buf) {
-  IoRequest q;
-  q.op = op;
-  q.offset = off;
-  q.length = len;
-  q.buf = buf;
-  bool done = false;
-  q.ctx = &done;
-  q.done = [](IoRequest* r) { *static_cast<bool*>(r->ctx) = true; };
-  if (int rc = v.submit(reactor(), &q); rc) return rc;
-  while (!done) reactor().poll(true, 5);
-  return q.result;
+  return sync_io(v, reactor(), op, off, len, buf);
 }
 
 void GroupRig::raw_write(uint32_t drive, uint64_t off, const void* p, size_t n) {

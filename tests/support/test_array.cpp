@@ -1,5 +1,7 @@
 #include "tests/support/test_array.h"
 
+#include "engine/sync_io.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -74,19 +76,7 @@ TestArray::~TestArray() {
 }
 
 int TestArray::io(IoRequest::Op op, uint64_t off, uint64_t len, uint8_t* buf, bool fua) {
-  IoRequest req;
-  req.op = op;
-  req.offset = off;
-  req.length = len;
-  req.buf = buf;
-  req.fua = fua;
-  bool done = false;
-  req.ctx = &done;
-  req.done = [](IoRequest* r) { *static_cast<bool*>(r->ctx) = true; };
-  int rc = vol_->submit(reactor(0), &req);
-  if (rc < 0) return rc;
-  while (!done) reactor(0).poll(true, 10);
-  return req.result;
+  return sync_io(*vol_, reactor(0), op, off, len, buf, fua);
 }
 
 std::vector<uint8_t> TestArray::member_bytes(uint32_t m, uint64_t off, uint64_t len) {
