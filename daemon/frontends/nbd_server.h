@@ -1,0 +1,53 @@
+// An NBD server for one export: a listener thread on a Unix socket or a
+// TCP port (loopback unless a host is named), a short-lived thread per
+// client for the handshake, then the connection on a reactor (round-robin).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "daemon/frontends/nbd_connection.h"
+#include "engine/engine.h"
+
+namespace gpuraid {
+
+class NbdServer {
+ public:
+  // listen: "unix:PATH" or "tcp:[HOST:]PORT" (HOST defaults to 127.0.0.1;
+  // PORT 0 picks a free one). *uri gets the address clients use.
+  static std::unique_ptr<NbdServer> start(Engine& engine, BlockTarget* target, const std::string& name,
+                                          const std::string& listen, std::string* uri, std::string* err);
+  ~NbdServer();  // closes the listener and every connection, waits for them
+  size_t connection_count();
+
+ private:
+  struct Client {
+    int fd;
+    std::thread handshake;
+    std::atomic<bool> handshake_done{false};
+    std::unique_ptr<NbdConnection> conn;
+  };
+  NbdServer(Engine& e, BlockTarget* t) : engine_(e), target_(t) {}
+  void accept_loop();
+  void serve(Client* c);
+  void reap(bool all);
+
+  Engine& engine_;
+  BlockTarget* target_;
+  NbdExportInfo info_;
+  std::string unix_path_;
+  int listen_fd_ = -1;
+  int wake_[2] = {-1, -1};
+  std::thread listener_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::list<Client> clients_;
+  uint32_t next_reactor_ = 0;
+};
+
+}  // namespace gpuraid

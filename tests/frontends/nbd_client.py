@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""A minimal NBD client for what real clients will not do: misbehave.
+
+  nbd_client.py trim SOCKET OFFSET LENGTH   one NBD_CMD_TRIM, expects success
+  nbd_client.py bad-clients SOCKET          protocol abuse; asserts clean errors
+                                            and that the server keeps serving
+"""
+import os
+import socket
+import struct
+import sys
+
+INIT_MAGIC, OPT_MAGIC, REP_MAGIC = 0x4E42444D41474943, 0x49484156454F5054, 0x3E889045565A9
+REQ_MAGIC, SIMPLE_MAGIC = 0x25609513, 0x67446698
+OPT_GO, OPT_LIST, OPT_STRUCTURED = 7, 3, 8
+REP_ACK, REP_INFO, REP_ERR_UNSUP, REP_ERR_UNKNOWN = 1, 3, 0x80000001, 0x80000006
+CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_ZEROES = 0, 1, 2, 3, 4, 6
+EINVAL, ENOSPC, EOVERFLOW = 22, 28, 75
+
+
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError("server closed after %d of %d bytes" % (len(b), n))
+        b += c
+    return b
+
+
+def dial(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(20)
+    s.connect(path)
+    return s
+
+
+def greet(s):
+    magic, opt, flags = struct.unpack(">QQH", recv_exact(s, 18))
+    assert magic == INIT_MAGIC and opt == OPT_MAGIC and flags & 1, (hex(magic), hex(opt), flags)
+    s.sendall(struct.pack(">I", 3))  # fixed newstyle, no zeroes
+
+
+def option(s, opt, data=b""):
+    s.sendall(struct.pack(">QII", OPT_MAGIC, opt, len(data)) + data)
+
+
+def opt_reply(s):
+    magic, opt, typ, ln = struct.unpack(">QIII", recv_exact(s, 20))
+    assert magic == REP_MAGIC, hex(magic)
+    return opt, typ, recv_exact(s, ln)
+
+
+def go(s, name=b"", infos=(3,)):
+    option(s, OPT_GO, struct.pack(">I", len(name)) + name + struct.pack(">H", len(infos)) +
+           b"".join(struct.pack(">H", i) for i in infos))
+    size = None
+    while True:
+        _, typ, data = opt_reply(s)
+        if typ == REP_INFO and struct.unpack(">H", data[:2])[0] == 0:
+            size = struct.unpack(">Q", data[2:10])[0]
+        elif typ == REP_ACK:
+            return size
+        elif typ & 0x80000000:
+            return -typ
+
+
+def connect(path):
+    s = dial(path)
+    greet(s)
+    size = go(s)
+    assert size and size > 0, size
+    return s, size
+
+
+def request(s, typ, off, ln, payload=b"", flags=0, handle=7):
+    s.sendall(struct.pack(">IHHQQI", REQ_MAGIC, flags, typ, handle, off, ln) + payload)
+    magic, err, h = struct.unpack(">IIQ", recv_exact(s, 16))
+    assert magic == SIMPLE_MAGIC and h == handle, (hex(magic), h)
+    data = recv_exact(s, ln) if typ == CMD_READ and err == 0 else b""
+    return err, data
+
+
+def closed_by_server(s):
+    try:
+        return s.recv(1) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+
+
+def bad_clients(path):
+    # Good data to check later.
+    s, size = connect(path)
+    pattern = os.urandom(1 << 20)
+    assert request(s, CMD_WRITE, 0, len(pattern), pattern)[0] == 0
+
+    # Garbage instead of client flags, and garbage instead of an option.
+    g = dial(path); recv_exact(g, 18); g.sendall(os.urandom(64)); assert closed_by_server(g), "garbage flags"
+    g = dial(path); greet(g); g.sendall(b"GET / HTTP/1.1\r\n\r\n"); assert closed_by_server(g), "garbage option"
+    # An absurd option length.
+    g = dial(path); greet(g); g.sendall(struct.pack(">QII", OPT_MAGIC, OPT_GO, 1 << 30)); assert closed_by_server(g)
+    # Unknown option and unknown export: error replies, the handshake goes on.
+    g = dial(path); greet(g)
+    option(g, 999, b"xyz"); assert opt_reply(g)[1] == REP_ERR_UNSUP
+    option(g, OPT_STRUCTURED); assert opt_reply(g)[1] == REP_ERR_UNSUP
+    assert go(g, b"no-such-export") == -REP_ERR_UNKNOWN
+    assert go(g, b"vd0") > 0
+    # Bad requests in transmission: clean errors, the connection stays usable.
+    assert request(g, CMD_READ, 1, 4096)[0] == EINVAL, "misaligned read"
+    assert request(g, CMD_READ, 0, 0)[0] == EINVAL, "empty read"
+    assert request(g, CMD_READ, size, 4096)[0] == EINVAL, "read past the end"
+    assert request(g, CMD_WRITE, size, 4096, b"\0" * 4096)[0] == ENOSPC, "write past the end"
+    assert request(g, CMD_READ, 0, 2 << 20)[0] == EOVERFLOW, "oversized read"
+    assert request(g, CMD_WRITE, 0, 2 << 20, b"\1" * (2 << 20))[0] == EOVERFLOW, "oversized write"
+    assert request(g, 99, 0, 4096)[0] == EINVAL, "unknown command"
+    assert request(g, CMD_ZEROES, 4095, 4096)[0] == EINVAL, "misaligned write-zeroes"
+    err, data = request(g, CMD_READ, 0, len(pattern))
+    assert err == 0 and data == pattern, "data changed by refused requests"
+    # A write far beyond any limit: the stream cannot be trusted, the server closes.
+    g.sendall(struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_WRITE, 1, 0, 1 << 30))
+    assert closed_by_server(g), "huge write"
+    # Bad request magic.
+    g, _ = connect(path); g.sendall(b"\xde\xad" * 14); assert closed_by_server(g), "bad request magic"
+    # Disconnect in the middle of a write payload: nothing of it is written.
+    g, _ = connect(path)
+    g.sendall(struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_WRITE, 1, 0, 65536) + b"\xff" * 10000)
+    g.close()
+    # Many clients that stall mid-handshake do not stop others.
+    stalled = []
+    for _ in range(20):
+        x = dial(path); recv_exact(x, 18); stalled.append(x)
+    t, _ = connect(path)
+    err, data = request(t, CMD_READ, 0, len(pattern))
+    assert err == 0 and data == pattern, "data changed by a disconnect mid-write"
+    assert request(t, CMD_FLUSH, 0, 0)[0] == 0
+    t.sendall(struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_DISC, 9, 0, 0))
+    assert closed_by_server(t), "NBD_CMD_DISC"
+    for x in stalled:
+        x.close()
+    s.close()
+    print("bad clients: every abuse got a clean error; data intact")
+
+
+def main():
+    if sys.argv[1] == "trim":
+        s, _ = connect(sys.argv[2])
+        err, _ = request(s, CMD_TRIM, int(sys.argv[3]), int(sys.argv[4]))
+        assert err == 0, err
+        assert request(s, CMD_FLUSH, 0, 0)[0] == 0
+    elif sys.argv[1] == "bad-clients":
+        bad_clients(sys.argv[2])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Runs inside the lane's guest (see run.sh): ublk exports of a RAID 5 over
+# the emulated NVMe drives, checked with real tools. Usage:
+#   guest-ublk.sh BINDIR [STEP...]     (default: every step, in order)
+# Steps: params fs_recover fio_kill md_compare member_fail cycles
+# Figures go to $VMLANE_RESULTS (a file) when set; timings are TCG.
+set -uo pipefail
+BIN=$1
+shift
+STEPS=${*:-params fs_recover fio_kill md_compare member_fail cycles}
+H=$BIN/gpuraid-export-harness
+W=${VMLANE_WORK:-/run/lane}   # lane.sh puts it in the run dir: kept with VMLANE_KEEP=1
+mkdir -p $W /mnt/vd
+RESULTS=${VMLANE_RESULTS:-$W/results}
+HPID=""
+failures=0
+
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+fail() { log "FAIL: $*"; [ -f $W/harness.err ] && tail -20 $W/harness.err; failures=$((failures + 1)); return 1; }
+result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
+
+modprobe ublk_drv && modprobe nvme || { log "FAIL: modules"; exit 1; }
+for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
+# Members by serial: controller numbers follow probe order, not the command line.
+DRIVES=()
+for i in 0 1 2 3; do
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat $c/serial | tr -d ' ')" = "vmlane$i" ] && DRIVES+=("/dev/$(basename $c)n1") && CTRL[$i]=$c
+  done
+done
+[ ${#DRIVES[@]} -eq 4 ] || { log "FAIL: expected 4 NVMe drives, found ${DRIVES[*]}"; exit 1; }
+SPARE=""   # vmlane4: the replacement in member_fail
+for c in /sys/class/nvme/nvme*; do [ "$(cat $c/serial | tr -d ' ')" = vmlane4 ] && SPARE=/dev/$(basename $c)n1; done
+DLIST=$(IFS=,; echo "${DRIVES[*]}")
+GEOM=(--level 5 --strip 64K --drive-type block --drives "$DLIST" --reactors 2 --ublk-depth 64)
+
+start_harness() {  # extra args; waits for the state file
+  rm -f $W/state
+  $H "${GEOM[@]}" --state $W/state "$@" >>$W/harness.out 2>>$W/harness.err &
+  HPID=$!
+  for _ in $(seq 1 600); do
+    [ -f $W/state ] && { DEV=$(sed -n 's/^ublk_dev=//p' $W/state); ID=$(sed -n 's/^ublk_id=//p' $W/state); return 0; }
+    kill -0 $HPID 2>/dev/null || { fail "harness exited during start-up"; return 1; }
+    sleep 0.1
+  done
+  fail "harness did not come up"
+}
+stop_harness() {
+  [ -n "$HPID" ] || return 0
+  kill -TERM $HPID 2>/dev/null
+  local rc=0
+  wait $HPID || rc=$?
+  HPID=""
+  [ $rc -eq 0 ] || fail "harness exit status $rc"
+}
+fio_verify() {  # name file/dev size extra...
+  local name=$1 f=$2 size=$3
+  shift 3
+  # fio would lay out a regular file in /dev if the device were missing.
+  case $f in /dev/*) [ -b $f ] || { fail "$f is not a block device"; return 1; } ;; esac
+  fio --name=$name --filename=$f --size=$size --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k \
+      --iodepth=16 --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split --offset_increment=$size \
+      --verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting "$@" >$W/fio.$name 2>&1
+}
+fio_iops() { sed -n 's/.*\(write\|read\): IOPS=\([^,]*\),.*/\1 \2/p' $W/fio.$1 | tr '\n' ' '; }
+
+step_params() {
+  start_harness --ublk || return 1
+  local b=$(basename $DEV) q=/sys/block/$(basename $DEV)/queue
+  [ -b $DEV ] || fail "$DEV is not a block device"
+  [ "$(cat $q/logical_block_size)" = 4096 ] || fail "logical block $(cat $q/logical_block_size)"
+  [ "$(cat $q/physical_block_size)" = 4096 ] || fail "physical block"
+  [ "$(cat $q/minimum_io_size)" = 65536 ] || fail "io_min $(cat $q/minimum_io_size) != strip"
+  # io_opt is a shift in the ublk ABI: the largest power of two within the
+  # full stripe (3 x 64K here: 128K).
+  [ "$(cat $q/optimal_io_size)" = 131072 ] || fail "io_opt $(cat $q/optimal_io_size)"
+  [ "$(cat $q/discard_granularity)" = 65536 ] || fail "discard granularity $(cat $q/discard_granularity)"
+  [ "$(cat $q/write_cache)" = "write back" ] || fail "write cache '$(cat $q/write_cache)'"
+  [ "$(cat $q/fua)" = 1 ] || fail "fua"
+  [ "$(cat $q/rotational)" = 0 ] || fail "rotational"
+  [ "$(ls /sys/block/$b/mq | wc -l)" = 2 ] || fail "expected 2 hardware queues"
+  # Discard and write-zeroes read back zeroes; data around them is kept.
+  head -c 4M /dev/urandom >$W/pat
+  dd if=$W/pat of=$DEV bs=1M oflag=direct status=none || fail "write pattern"
+  blkdiscard -o 1M -l 1M $DEV || fail "blkdiscard"
+  blkdiscard -z -o 2M -l 512K $DEV || fail "blkdiscard -z (write zeroes)"
+  dd if=$DEV of=$W/back bs=1M count=4 iflag=direct status=none
+  cmp -n 1M $W/pat $W/back || fail "data before the discard changed"
+  [ "$(dd if=$W/back bs=512K skip=2 count=3 status=none | tr -d '\0' | wc -c)" = 0 ] || fail "discarded/zeroed range is not zero"
+  cmp -i $((2560 << 10)) $W/pat $W/back || fail "data after the zeroed range changed"
+  # Flush and FUA reach the engine (sync, O_DSYNC writes).
+  dd if=$W/pat of=$DEV bs=64K count=8 oflag=direct,dsync status=none && sync || fail "dsync writes"
+  stop_harness
+  [ -e $DEV ] && fail "$DEV still exists after the harness stopped"
+}
+
+step_fs_recover() {
+  start_harness --ublk || return 1
+  mkfs.ext4 -q -F -E nodiscard $DEV || { fail "mkfs.ext4"; return 1; }
+  mount $DEV /mnt/vd || { fail "mount"; return 1; }
+  for i in 1 2 3; do head -c 8M /dev/urandom >/mnt/vd/file$i; done
+  sync
+  (cd /mnt/vd && sha256sum file1 file2 file3 >$W/sums)
+  # fio on a file of the mounted filesystem; the daemon is SIGKILLed in the
+  # middle and restarted with the device id: the same /dev/ublkbN comes
+  # back (USER_RECOVERY, requests re-issued) and fio must finish and verify.
+  local t0=$(date +%s.%N)
+  fio_verify fsfio /mnt/vd/fio.dat 48M &
+  local fpid=$!
+  sleep 6
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the kill (make it longer)"
+  kill -KILL $HPID; wait $HPID 2>/dev/null; HPID=""
+  log "harness SIGKILLed; restarting with --ublk-id $ID"
+  local old=$DEV
+  local t1=$(date +%s.%N)
+  start_harness --ublk-id $ID || { kill $fpid; return 1; }
+  local t2=$(date +%s.%N)
+  [ "$DEV" = "$old" ] || fail "reattached as $DEV, not $old"
+  wait $fpid || fail "fio across the daemon kill: $(tail -5 $W/fio.fsfio)"
+  grep -q "err= 0" $W/fio.fsfio || fail "fio reported errors"
+  result "ublk fs fio across SIGKILL+recover (TCG): $(fio_iops fsfio) reattach=$(awk "BEGIN{printf \"%.1f\", $t2 - $t1}")s"
+  (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "file checksums after recovery"
+  # A second kill/recover cycle while idle, then the files once more.
+  kill -KILL $HPID; wait $HPID 2>/dev/null; HPID=""
+  start_harness --ublk-id $ID || return 1
+  (cd /mnt/vd && sha256sum -c --quiet $W/sums && cat file1 >/dev/null) || fail "checksums after the second recovery"
+  umount /mnt/vd || fail "umount"
+  fsck.ext4 -fn $DEV >$W/fsck 2>&1 || { fail "fsck after recoveries"; cat $W/fsck; }
+  stop_harness
+}
+
+step_fio_kill() {
+  # Raw device, multi-queue, QD16 x 2 jobs, mixed sizes; SIGKILL mid-run.
+  start_harness --ublk || return 1
+  fio --name=raw --filename=$DEV --size=64M --ioengine=io_uring --direct=1 --rw=randwrite --bsrange=4k-256k \
+      --blockalign=4k --iodepth=16 --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split --offset_increment=64M \
+      --verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting >$W/fio.raw 2>&1 &
+  local fpid=$!
+  sleep 5
+  kill -KILL $HPID; wait $HPID 2>/dev/null; HPID=""
+  sleep 1   # requests queue in the kernel meanwhile
+  start_harness --ublk-id $ID || { kill $fpid; return 1; }
+  wait $fpid || fail "raw fio across the kill: $(tail -5 $W/fio.raw)"
+  result "ublk raw fio randwrite 4k-256k QD16x2 across SIGKILL (TCG): $(fio_iops raw)"
+  fio_verify perf $DEV 32M
+  result "ublk RAID5 fio randwrite 4k QD16x2 + verify (TCG): $(fio_iops perf)"
+  stop_harness
+}
+
+step_md_compare() {
+  # The same RAID 5 with md over the same drives: md's left-symmetric
+  # layout and a 1 MiB data offset, so md must read what gpuraid wrote and
+  # find every parity block consistent (check: mismatch_cnt 0).
+  start_harness --ublk || return 1
+  local size=$(sed -n 's/^size=//p' $W/state)
+  fio --name=fill --filename=$DEV --ioengine=io_uring --direct=1 --rw=write --bs=192k --iodepth=8 \
+      --size=$size --refill_buffers >$W/fio.fill 2>&1 || fail "fill"
+  fio_verify r5small $DEV 32M || fail "fio r5small"   # random partial-stripe writes (RMW) too
+  dd if=$DEV bs=1M iflag=direct status=none | sha256sum >$W/gp.sum
+  stop_harness
+  modprobe raid456
+  mdadm --create /dev/md0 --run --level=5 --raid-devices=4 --chunk=64 --layout=left-symmetric \
+        --assume-clean --metadata=1.2 --data-offset=1M "${DRIVES[@]}" >$W/mdadm 2>&1 || { fail "mdadm create"; cat $W/mdadm; return 1; }
+  head -c "$size" /dev/md0 | sha256sum >$W/md.sum
+  cmp -s $W/gp.sum $W/md.sum || fail "md reads other data than gpuraid wrote"
+  echo check >/sys/block/md0/md/sync_action
+  sleep 1
+  while grep -q check /sys/block/md0/md/sync_action; do sleep 1; done
+  local mm=$(cat /sys/block/md0/md/mismatch_cnt)
+  [ "$mm" = 0 ] || fail "md found $mm parity mismatches in gpuraid's stripes"
+  fio_verify md /dev/md0 32M || fail "fio on md"
+  result "md RAID5 fio randwrite 4k QD16x2 + verify (TCG): $(fio_iops md)"
+  mkfs.ext4 -q -F /dev/md0 && mount /dev/md0 /mnt/vd && head -c 8M /dev/urandom >/mnt/vd/f && sync &&
+    umount /mnt/vd && fsck.ext4 -fn /dev/md0 >/dev/null || fail "ext4 on md"
+  mdadm --stop /dev/md0 >/dev/null
+  mdadm --zero-superblock "${DRIVES[@]}"
+  log "md_compare: byte-identical reads, mismatch_cnt=$mm"
+}
+
+wait_log() {  # pattern timeout_s: waits for a line in the harness log
+  for _ in $(seq 1 $(($2 * 10))); do grep -q "$1" $W/harness.err && return 0; sleep 0.1; done
+  fail "no '$1' in the harness log within $2 s"
+}
+
+step_member_fail() {
+  # An engine/group Group (superblocks, bitmap, rebuild). A member vanishes
+  # during fio (its NVMe controller is removed from the PCI bus): the group
+  # fails it and serves degraded, fio verifies. The fifth drive replaces it
+  # and the group rebuilds onto it; the data fio wrote must verify
+  # afterwards, also with another member failed (so the rebuilt member's
+  # bytes count).
+  : >$W/harness.err
+  local ctl=/run/lane-ctl   # a FIFO: not on the 9p run dir
+  rm -f $ctl; mkfifo $ctl
+  start_harness --group create --control $ctl --ublk || return 1
+  wait_log "init_finished" 300 || return 1
+  fio_verify degraded $DEV 96M &
+  local fpid=$!
+  sleep 4
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the member was removed (make it longer)"
+  local pci=$(readlink -f ${CTRL[2]}/device)
+  echo 1 >$pci/remove
+  log "removed member 2 ($pci)"
+  wait $fpid || fail "fio with a member removed: $(tail -5 $W/fio.degraded)"
+  grep -q "member 2 failed" $W/harness.err || fail "the group did not report member 2 failed"
+  result "ublk RAID5 degraded (member removed mid-run) fio (TCG): $(fio_iops degraded)"
+  # The fifth emulated NVMe drive is the replacement.
+  local new=$SPARE
+  [ -b "$new" ] || { fail "no spare drive (vmlane4)"; return 1; }
+  DRIVES[2]=$new   # later steps use the group's current members
+  local t0=$(date +%s.%N)
+  echo "replace 2 $new" >$ctl
+  wait_log "rebuild_finished" 600 || return 1
+  local t1=$(date +%s.%N)
+  result "group rebuild of one 128 MiB member (TCG): $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
+  fio_verify degraded $DEV 96M --verify_only || fail "verify after rebuild"
+  echo "fail 0" >$ctl
+  wait_log "member 0 failed" 30
+  fio_verify degraded $DEV 96M --verify_only || fail "verify with member 0 failed after rebuilding member 2"
+  stop_harness
+  DLIST=$(IFS=,; echo "${DRIVES[*]}")
+  GEOM=(--level 5 --strip 64K --drive-type block --drives "$DLIST" --reactors 2 --ublk-depth 64)
+}
+
+step_cycles() {
+  log "members: $DLIST"
+  local t0=$(date +%s)
+  $H "${GEOM[@]}" --ublk-cycles 50 >$W/cycles 2>&1 ||
+    { fail "ublk add/delete x50"; cat $W/cycles; ls -l /dev/ublk*; return 1; }
+  result "$(tail -1 $W/cycles) in $(( $(date +%s) - t0 ))s"
+}
+
+for s in $STEPS; do
+  log "step $s"
+  before=$failures
+  step_$s || true
+  [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
+  if [ -n "$HPID" ]; then
+    # A step that failed half way: a clean stop deletes its device (a
+    # SIGKILL would leave it waiting for recovery).
+    kill -TERM $HPID 2>/dev/null
+    for _ in $(seq 1 300); do kill -0 $HPID 2>/dev/null || break; sleep 0.1; done
+    kill -KILL $HPID 2>/dev/null; wait $HPID 2>/dev/null; HPID=""
+  fi
+  mountpoint -q /mnt/vd && umount /mnt/vd
+done
+log "done: $failures failure(s)"
+[ $failures -eq 0 ]
