@@ -21,7 +21,14 @@ need_update=0
 if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+  # The same archive the machine already uses for bookworm.
+  uri=$(grep -hs -m1 '^URIs:' /etc/apt/sources.list.d/debian.sources | awk '{print $2}')
+  [ -n "$uri" ] || uri=$(grep -hs -m1 '^deb .* bookworm ' /etc/apt/sources.list | awk '{print $2}')
+  if [ -z "$uri" ]; then
+    echo "setup: cannot tell which Debian archive this machine uses; add bookworm-backports to apt yourself" >&2
+    exit 1
+  fi
+  printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" |
     $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
   need_update=1
 fi
