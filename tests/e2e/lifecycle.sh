@@ -38,9 +38,21 @@ gp vd read v6 --offset 100M --length 1003520 --out "$T/blob.back"
 cmp -n 1000000 "$T/blob" "$T/blob.back" || fail "file data read back differs"
 gp vd list
 
+step "export v5 over NBD from the daemon: nbdinfo, fio verify and the written pattern through it"
+URI=$(gp vd export v5 --nbd --listen "unix:$T/v5.sock" --json | json 'd["export"]["uri"]')
+echo "   $URI"
+nbdinfo "$URI" | grep -q "export-size: $((48 * 1024 * 1024))" || fail "nbdinfo: wrong size for v5"
+fio --name=nbdverify --ioengine=nbd --uri="$URI" --rw=randwrite --bs=4k --iodepth=8 --size=8M --offset=40M \
+    --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=terse >/dev/null || fail "fio verify through the daemon's NBD export"
+gp vd read v5 --verify-pattern 5 --length 40M  # the part fio did not touch still holds the pattern
+gp vd write v5 --pattern 5 --offset 40M --length 8M
+gp vd read v5 --verify-pattern 5 --length 48M
+
 step "restart the daemon: everything comes back"
 stop_daemon
 start_daemon
+check "v5 export after restart" true "$(gp vd show v5 --json | json 'str(d["export"]["active"]).lower()')"
+nbdinfo "$URI" >/dev/null || fail "the NBD export did not come back after the restart"
 check "groups after restart" "r5 r6" "$(gp dg list --json | json '" ".join(g["name"] for g in d["groups"])')"
 check "r6 after restart" GROUP_STATE_OPTIMAL "$(gp dg show r6 --json | json 'd["state"]')"
 check "v6 size after restart" "$V6" "$(gp vd show v6 --json | json 'int(d["size_bytes"])')"
@@ -109,6 +121,7 @@ gp vd create r5 --size 8M --name small
 gp vd resize small --size 12M
 check "small grown" 1 "$(gp vd show small --json | json 'int(int(d["size_bytes"]) >= 12 << 20)')"
 gp vd delete small
+gp vd unexport v5
 gp vd delete v5
 gp dg delete r5
 check "pd0 after delete" DRIVE_ROLE_FREE "$(gp pd show pd0 --json | json 'd["role"]')"
