@@ -131,7 +131,10 @@ step_fs_recover() {
 
 step_fio_kill() {
   # Raw device, multi-queue, QD16 x 2 jobs, mixed sizes; SIGKILL mid-run.
-  start_harness --ublk || return 1
+  # On an engine Group: after the kill the group is reassembled (unclean:
+  # dirty regions resync) while the kernel re-issues the queued writes, so
+  # REISSUE lands on stripes whose parity is being recomputed.
+  start_harness --group create --ublk || return 1
   fio --name=raw --filename=$DEV --size=64M --ioengine=io_uring --direct=1 --rw=randwrite --bsrange=4k-256k \
       --blockalign=4k --iodepth=16 --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split --offset_increment=64M \
       --verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting >$W/fio.raw 2>&1 &
@@ -139,8 +142,9 @@ step_fio_kill() {
   sleep 5
   kill -KILL $HPID; wait $HPID 2>/dev/null; HPID=""
   sleep 1   # requests queue in the kernel meanwhile
-  start_harness --ublk-id $ID || { kill $fpid; return 1; }
+  start_harness --group assemble --ublk-id $ID || { kill $fpid; return 1; }
   wait $fpid || fail "raw fio across the kill: $(tail -5 $W/fio.raw)"
+  grep -q "dirty regions will be resynced" $W/harness.err || fail "the reassembled group did not resync dirty regions"
   result "ublk raw fio randwrite 4k-256k QD16x2 across SIGKILL (TCG): $(fio_iops raw)"
   fio_verify perf $DEV 32M
   result "ublk RAID5 fio randwrite 4k QD16x2 + verify (TCG): $(fio_iops perf)"
