@@ -40,56 +40,39 @@ void BackgroundWork::kick() {
   if (r_ && !kick_pending_.exchange(true)) r_->post(&kick_task_);
 }
 
-void BackgroundWork::arm_rebuild(uint64_t from_stripe) {
-  WorkProgress& p = prog_[int(Work::Rebuild)];
-  p.total_stripes = v_.geometry().stripes();
-  p.done_stripes = from_stripe;
-  p.throttle_base_stripes = from_stripe;
+// Starts a kind of work over `total` stripes from `from`; it runs once active and kicked.
+void BackgroundWork::arm(Work w, uint64_t total, uint64_t from, bool active) {
+  WorkProgress& p = prog_[int(w)];
+  p.total_stripes = total;
+  p.done_stripes = from;
+  p.throttle_base_stripes = from;
   p.started_ns = 0;
-  cursor_[int(Work::Rebuild)] = from_stripe;
-  p.active = true;
+  cursor_[int(w)] = from;
+  p.active = active;
   kick();
 }
 
+void BackgroundWork::arm_rebuild(uint64_t from_stripe) { arm(Work::Rebuild, v_.geometry().stripes(), from_stripe, true); }
+
 void BackgroundWork::arm_resync() {
-  WorkProgress& p = prog_[int(Work::Resync)];
-  p.total_stripes = wi_.suspect_regions() * wi_.stripes_per_region();
-  p.done_stripes = 0;
-  p.throttle_base_stripes = 0;
-  p.started_ns = 0;
-  cursor_[int(Work::Resync)] = 0;
-  p.active = p.total_stripes > 0;
-  kick();
+  const uint64_t total = wi_.suspect_regions() * wi_.stripes_per_region();
+  arm(Work::Resync, total, 0, total > 0);
 }
 
 void BackgroundWork::arm_init(uint64_t from_stripe) {
-  WorkProgress& p = prog_[int(Work::Init)];
-  p.total_stripes = v_.geometry().stripes();
-  p.done_stripes = from_stripe;
-  p.throttle_base_stripes = from_stripe;
-  p.started_ns = 0;
   init_cp_ = from_stripe;
-  cursor_[int(Work::Init)] = from_stripe;
   init_done_window_.clear();
-  p.active = from_stripe < p.total_stripes;
-  kick();
+  arm(Work::Init, v_.geometry().stripes(), from_stripe, from_stripe < v_.geometry().stripes());
 }
 
 void BackgroundWork::arm_scrub(bool repair) {
-  WorkProgress& p = prog_[int(Work::Scrub)];
   {
     std::lock_guard<std::mutex> g(scrub_mu_);
     scrub_now_ = ScrubSummary{};
   }
   scrub_repair_ = repair;
   stop_scrub_ = false;
-  p.total_stripes = v_.geometry().stripes();
-  p.done_stripes = 0;
-  p.throttle_base_stripes = 0;
-  p.started_ns = 0;
-  cursor_[int(Work::Scrub)] = 0;
-  p.active = true;
-  kick();
+  arm(Work::Scrub, v_.geometry().stripes(), 0, true);
 }
 
 bool BackgroundWork::idle() const {

@@ -68,6 +68,7 @@ class BackgroundWork {
 
  private:
   struct Slot;
+  void arm(Work w, uint64_t total, uint64_t from, bool active);
   void run();                 // reactor thread
   bool issue_one(Work w);     // reactor thread
   static void on_done(IoRequest* req);
