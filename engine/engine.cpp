@@ -41,10 +41,7 @@ int Engine::attach(Drive* d, std::string* err) {
           *err = "cannot register " + d->path() + " with io_uring";
           return -1;
         }
-    for (auto& r : reactors_) {  // a reused slot starts counting from zero
-      auto& c = const_cast<DriveCounters&>(r->drive_counters(uint32_t(s)));
-      for (auto* x : {&c.reads, &c.writes, &c.bytes_read, &c.bytes_written, &c.errors}) x->store(0);
-    }
+    for (auto& r : reactors_) r->reset_drive_counters(uint32_t(s));
     slots_[s] = d;
     return int(s);
   }

@@ -55,6 +55,11 @@ void Reactor::register_arenas(const std::vector<iovec>& arenas) {
   if (r < 0) throw std::runtime_error(std::string("io_uring_register_buffers: ") + strerror(-r));
 }
 
+void Reactor::reset_drive_counters(uint32_t slot) {
+  DriveCounters& c = per_slot_[slot];
+  for (auto* x : {&c.reads, &c.writes, &c.bytes_read, &c.bytes_written, &c.errors}) x->store(0);
+}
+
 bool Reactor::set_file(uint32_t slot, int fd) {
   return io_uring_register_files_update(&ring_, slot, &fd, 1) == 1;
 }

@@ -74,6 +74,8 @@ class Reactor {
   ParityBackend& parity() { return *parity_; }
   const ReactorStats& stats() const { return stats_; }
   const DriveCounters& drive_counters(uint32_t slot) const { return per_slot_[slot]; }
+  // A slot given to another drive counts from zero (control path, before its first I/O).
+  void reset_drive_counters(uint32_t slot);
 
   // Set-up (control thread, before I/O uses them).
   void register_arenas(const std::vector<iovec>& arenas);
@@ -87,8 +89,6 @@ class Reactor {
   // caller fills in the rest. nullptr only if the ring cannot take more now
   // (after submitting what is queued): retry in the next turn.
   io_uring_sqe* sqe_for(Completion* c);
-  // Registers an fd as a fixed file of this ring (frontends: /dev/ublkcN).
-  bool set_file_slot(uint32_t slot, int fd) { return set_file(slot, fd); }
   io_uring* ring() { return &ring_; }
   void defer(Task* t);                 // runs in this reactor's next turn
   void wait_for_buffers(Task* t);      // runs again after buffers are freed
