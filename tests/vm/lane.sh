@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# The VM lane as ctest runs it: boots the 6.12 guest with five 128 MiB
-# emulated NVMe drives (four members and a replacement) and runs guest-ublk.sh against BINDIR's programs.
+# The VM lane as ctest runs it: boots the 6.12 guest with emulated NVMe
+# drives and runs one guest script (default guest-ublk.sh: five 128 MiB
+# drives, four members and a replacement) against BINDIR's programs.
 # Exit 77 (skip) only when qemu or the kernel package cannot be obtained.
-#   lane.sh BINDIR [STEP...]
+#   lane.sh [--guest SCRIPT] [--nvme N] BINDIR [STEP...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+guest=guest-ublk.sh
+nvme=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --guest) guest=$2; shift 2 ;;
+    --nvme) nvme=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 bin=$(cd "${1:?BINDIR}" && pwd)
 shift
-[ -x "$bin/gpuraid-export-harness" ] || { echo "no gpuraid-export-harness in $bin" >&2; exit 1; }
+[ -f "$here/$guest" ] || { echo "no guest script $here/$guest" >&2; exit 2; }
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed (scripts/setup.sh)"; exit 77; }
 # Fetch/prepare the kernel first, so that a skip is told apart from a failure.
 rc=0
@@ -15,5 +25,5 @@ rc=0
 [ $rc -eq 77 ] && { echo "SKIP: the Debian 6.12 kernel could not be obtained"; exit 77; }
 [ $rc -eq 0 ] || exit $rc
 # Figures go to a file in the run dir (shared with the guest) and are printed at the end.
-VMLANE_NVME=5 VMLANE_NVME_SIZE=${VMLANE_NVME_SIZE:-128M} VMLANE_TIMEOUT=${VMLANE_TIMEOUT:-1080} \
-  "$here/run.sh" -- bash -c "VMLANE_WORK=\$PWD/work VMLANE_RESULTS=\$PWD/results bash $here/guest-ublk.sh $bin $*; rc=\$?; cat results 2>/dev/null >&2; exit \$rc"
+VMLANE_NVME=$nvme VMLANE_NVME_SIZE=${VMLANE_NVME_SIZE:-128M} VMLANE_TIMEOUT=${VMLANE_TIMEOUT:-1080} \
+  "$here/run.sh" -- bash -c "VMLANE_WORK=\$PWD/work VMLANE_RESULTS=\$PWD/results bash $here/$guest $bin $*; rc=\$?; cat results 2>/dev/null >&2; exit \$rc"
