@@ -3,6 +3,7 @@
 // start; this interface does the exporting. make_exporter() returns
 // nullptr when the daemon is built without the frontends.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,9 +22,19 @@ class Exporter {
   virtual bool export_ublk(const std::string& vd, BlockTarget* t, int want_dev_id, std::string* dev_path,
                            int* dev_id, std::string* err) = 0;
   virtual bool unexport(const std::string& vd, std::string* err) = 0;
+  // Ends every export (at a clean stop; ExportSettings say what ublk devices do).
   virtual void stop_all() = 0;
 };
 
-std::unique_ptr<Exporter> make_exporter(Engine& engine);
+// How exports are made (gpuraidd's --ublk-queues/--ublk-depth).
+struct ExportSettings {
+  uint32_t ublk_queues = 0;   // 0: one per reactor (a queue is owned by the reactor that fetches it)
+  uint32_t ublk_depth = 128;  // tags per ublk queue
+  // At a clean stop: keep ublk devices for the next daemon (USER_RECOVERY)
+  // instead of deleting them (--ublk-on-exit keep).
+  bool keep_ublk_on_exit = false;
+};
+
+std::unique_ptr<Exporter> make_exporter(Engine& engine, const ExportSettings& settings);
 
 }  // namespace gpuraid::daemon

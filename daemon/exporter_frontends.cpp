@@ -7,7 +7,12 @@ namespace gpuraid::daemon {
 namespace {
 class FrontendExporter final : public Exporter {
  public:
-  explicit FrontendExporter(Engine& e) : m_(e) {}
+  FrontendExporter(Engine& e, const ExportSettings& s) : m_(e), keep_ublk_(s.keep_ublk_on_exit) {
+    UblkConfig c;
+    c.queues = s.ublk_queues;
+    c.depth = s.ublk_depth;
+    m_.set_ublk_config(c);
+  }
   bool export_nbd(const std::string& vd, BlockTarget* t, const std::string& listen, std::string* uri,
                   std::string* err) override {
     return m_.export_nbd(vd, t, listen, uri, err);
@@ -17,13 +22,16 @@ class FrontendExporter final : public Exporter {
     return m_.export_ublk(vd, t, want, dev_path, dev_id, err);
   }
   bool unexport(const std::string& vd, std::string* err) override { return m_.unexport(vd, err); }
-  void stop_all() override { m_.stop_all(); }
+  void stop_all() override { m_.stop_all(keep_ublk_); }
 
  private:
   ExportManager m_;
+  bool keep_ublk_;
 };
 }  // namespace
 
-std::unique_ptr<Exporter> make_exporter(Engine& e) { return std::make_unique<FrontendExporter>(e); }
+std::unique_ptr<Exporter> make_exporter(Engine& e, const ExportSettings& s) {
+  return std::make_unique<FrontendExporter>(e, s);
+}
 
 }  // namespace gpuraid::daemon

@@ -3,5 +3,5 @@
 #include "daemon/exporter.h"
 
 namespace gpuraid::daemon {
-std::unique_ptr<Exporter> make_exporter(Engine&) { return nullptr; }
+std::unique_ptr<Exporter> make_exporter(Engine&, const ExportSettings&) { return nullptr; }
 }  // namespace gpuraid::daemon

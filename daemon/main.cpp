@@ -97,7 +97,11 @@ int main(int argc, char** argv) {
 
   auto host = EngineHost::start(ecfg, &err);
   if (!host) return fail(1, "cannot start the engine: " + err);
-  auto exporter = make_exporter(host->engine());
+  ExportSettings xs;
+  xs.ublk_queues = o.ublk_queues;
+  xs.ublk_depth = o.ublk_depth;
+  xs.keep_ublk_on_exit = o.ublk_on_exit == "keep";
+  auto exporter = make_exporter(host->engine(), xs);
   EventBus bus;
   ControlOptions copt;
   copt.scan = o.scan;

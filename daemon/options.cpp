@@ -31,6 +31,13 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
   app.add_option("--arena", o->arena, "I/O buffer arena per reactor")->capture_default_str();
   app.add_option("--scan", o->scan, "where members may be found if their recorded path changed (repeatable)");
   app.add_option("--nbd-dir", o->nbd_dir, "directory of NBD sockets by default (default: the state dir)");
+  app.add_option("--ublk-queues", o->ublk_queues, "queues per ublk device (default 0: one per reactor)")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--ublk-depth", o->ublk_depth, "tags per ublk queue")->capture_default_str()->check(CLI::Range(1, 4096));
+  app.add_option("--ublk-on-exit", o->ublk_on_exit,
+                 "at a clean stop, delete ublk devices, or keep them (with their queued I/O) for the next daemon")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"delete", "keep"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -77,12 +77,26 @@ bool ExportManager::unexport(const std::string& vd, std::string* err) {
   return ok;
 }
 
-void ExportManager::stop_all() {
+void ExportManager::stop_all(bool keep_ublk) {
   std::lock_guard<std::mutex> g(mu_);
   for (auto& [vd, e] : exports_) {
     e.nbd.reset();
     std::string err;
-    if (e.ublk && !e.ublk->remove(&err)) fprintf(stderr, "unexport %s: %s\n", vd.c_str(), err.c_str());
+    if (!e.ublk) continue;
+    if (keep_ublk) {
+      int held = e.ublk->detach_for_restart(30000);
+      if (held >= 0) {
+        fprintf(stderr, "ublk %s: %s kept for the next daemon (%d request(s) held for it)\n", vd.c_str(),
+                e.ublk->block_path().c_str(), held);
+        // Deliberately never destroyed: the reactors may still deliver
+        // requests to its queues (to be held) until the process exits, and
+        // the driver needs the mappings until then.
+        (void)e.ublk.release();
+        continue;
+      }
+      fprintf(stderr, "ublk %s: requests did not finish: deleting the device instead\n", vd.c_str());
+    }
+    if (!e.ublk->remove(&err)) fprintf(stderr, "unexport %s: %s\n", vd.c_str(), err.c_str());
   }
   exports_.clear();
 }

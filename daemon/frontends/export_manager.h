@@ -31,7 +31,10 @@ class ExportManager {
   bool export_ublk(const std::string& vd, BlockTarget* target, int want_dev_id, std::string* dev_path, int* dev_id,
                    std::string* err);
   bool unexport(const std::string& vd, std::string* err);
-  void stop_all();
+  // Ends every export. keep_ublk: ublk devices are detached for a daemon
+  // restart (see UblkDevice::detach_for_restart) instead of deleted; the
+  // caller must exit the process soon after.
+  void stop_all(bool keep_ublk = false);
 
   void set_ublk_config(const UblkConfig& c) { ublk_cfg_ = c; }
   // Where default Unix sockets go ($GPURAID_RUN_DIR, else /run/gpuraid).

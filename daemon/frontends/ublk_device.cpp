@@ -226,6 +226,14 @@ bool UblkDevice::remove(std::string* err) {
   return ok;
 }
 
+int UblkDevice::detach_for_restart(int timeout_ms) {
+  for (auto& q : queues_) q->hold();
+  if (!wait_queues(&UblkQueue::quiet, timeout_ms)) return -1;
+  uint32_t held = 0;
+  for (auto& q : queues_) held += q->held();
+  return int(held);
+}
+
 UblkDevice::~UblkDevice() {
   std::string ignored;
   if (added_ || !queues_.empty()) remove(&ignored);

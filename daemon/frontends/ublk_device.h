@@ -38,6 +38,14 @@ class UblkDevice {
   uint64_t flags() const { return flags_; }
   // STOP_DEV, wait for every queue to drain, unmap, close, DEL_DEV.
   bool remove(std::string* err);
+  // For a daemon restart that keeps the device: new requests are held in
+  // the server, those in the target finish. The device is left as it is
+  // (not stopped, not deleted, its queues still mapped): when this process
+  // exits the driver quiesces it and the next daemon reattaches (USER_RECOVERY)
+  // and receives the held requests again (REISSUE). Only for a process that
+  // is about to exit. Returns the number of held requests, or -1 when
+  // requests did not finish within timeout_ms.
+  int detach_for_restart(int timeout_ms);
 
  private:
   UblkDevice(UblkControl& ctl) : ctl_(ctl) {}

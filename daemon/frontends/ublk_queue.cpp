@@ -1,6 +1,7 @@
 #include "daemon/frontends/ublk_queue.h"
 
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -60,6 +61,12 @@ void UblkQueue::start() {
 
 void UblkQueue::on_start(Task* t) {
   auto* q = static_cast<UblkQueue*>(t->arg);
+  // The thread that serves a block device must not wait on its own
+  // writeback when memory is short (as ublksrv does for its queue threads).
+  // Needs CAP_SYS_RESOURCE; without it reclaim may recurse, so say so once.
+  static std::atomic<bool> warned{false};
+  if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0 && !warned.exchange(true))
+    fprintf(stderr, "ublk: PR_SET_IO_FLUSHER on the reactor thread failed: %s\n", strerror(errno));
   for (Tag& tg : q->tags_) q->issue(&tg, false);
   q->fetched_.store(true, std::memory_order_release);
 }
@@ -121,6 +128,14 @@ void UblkQueue::on_cqe(Completion* c, const io_uring_cqe* cqe) {
 void UblkQueue::tag_ended() { live_tags_.fetch_sub(1, std::memory_order_acq_rel); }
 
 void UblkQueue::handle(Tag* t) {
+  // Counted before holding_ is read (both seq_cst): hold() followed by
+  // quiet() == true means no request reaches the target any more.
+  in_target_.fetch_add(1);
+  if (holding_.load()) {
+    in_target_.fetch_sub(1);
+    held_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   requests_.fetch_add(1, std::memory_order_relaxed);
   const ublk::IoDesc& d = descs_[t->tag];
   t->op = uint8_t(d.op_flags & 0xff);
@@ -178,6 +193,7 @@ void UblkQueue::finish(Tag* t, int result) {
   // EOPNOTSUPP ... are understood); reads and writes report their bytes.
   if (result >= 0 && t->op != ublk::kOpRead && t->op != ublk::kOpWrite) result = 0;
   t->result = result;
+  in_target_.fetch_sub(1);
   issue(t, true);
 }
 

@@ -32,6 +32,13 @@ class UblkQueue {
   bool finished() const { return !started_ || live_tags_.load(std::memory_order_acquire) == 0; }
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
 
+  // Detach for a restart: requests that arrive from now on stay in the
+  // server untouched (the driver re-issues them to the next daemon, which
+  // USER_RECOVERY|REISSUE guarantees); quiet() once none is in the target.
+  void hold() { holding_.store(true); }
+  bool quiet() const { return in_target_.load() == 0; }
+  uint32_t held() const { return held_.load(std::memory_order_relaxed); }
+
  private:
   struct Tag {
     Completion c;           // first member: the CQE callback gets a Tag*
@@ -72,6 +79,9 @@ class UblkQueue {
   std::atomic<bool> fetched_{false};
   std::atomic<uint32_t> live_tags_{0};
   std::atomic<uint64_t> requests_{0};
+  std::atomic<bool> holding_{false};
+  std::atomic<uint32_t> in_target_{0};   // requests handed to the target, not yet finished
+  std::atomic<uint32_t> held_{0};
 };
 
 }  // namespace gpuraid

@@ -2,12 +2,14 @@
 # Runs inside the lane's guest (see run.sh): ublk exports of a RAID 5 over
 # the emulated NVMe drives, checked with real tools. Usage:
 #   guest-ublk.sh BINDIR [STEP...]     (default: every step, in order)
-# Steps: params fs_recover fio_kill md_compare member_fail cycles
+# Steps: params conformance daemon_fs fio_kill md_compare daemon_fail daemon_cycles cycles
+# (daemon_*: gpuraidd + the gpuraid CLI, in steps-daemon.sh; the others
+# drive gpuraid-export-harness, which serves one volume with no daemon)
 # Figures go to $VMLANE_RESULTS (a file) when set; timings are TCG.
 set -uo pipefail
 BIN=$1
 shift
-STEPS=${*:-params fs_recover fio_kill md_compare member_fail cycles}
+STEPS=${*:-params conformance daemon_fs fio_kill md_compare daemon_fail daemon_cycles cycles}
 H=$BIN/gpuraid-export-harness
 W=${VMLANE_WORK:-/run/lane}   # lane.sh puts it in the run dir: kept with VMLANE_KEEP=1
 mkdir -p $W /mnt/vd
@@ -16,7 +18,13 @@ HPID=""
 failures=0
 
 log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-fail() { log "FAIL: $*"; [ -f $W/harness.err ] && tail -20 $W/harness.err; failures=$((failures + 1)); return 1; }
+fail() {
+  log "FAIL: $*"
+  [ -f $W/harness.err ] && tail -20 $W/harness.err
+  [ -f $W/gpuraidd.log ] && tail -20 $W/gpuraidd.log
+  failures=$((failures + 1))
+  return 1
+}
 result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
 
 modprobe ublk_drv && modprobe nvme || { log "FAIL: modules"; exit 1; }
@@ -29,7 +37,7 @@ for i in 0 1 2 3; do
   done
 done
 [ ${#DRIVES[@]} -eq 4 ] || { log "FAIL: expected 4 NVMe drives, found ${DRIVES[*]}"; exit 1; }
-SPARE=""   # vmlane4: the replacement in member_fail
+SPARE=""   # vmlane4: the pool spare in daemon_fail
 for c in /sys/class/nvme/nvme*; do [ "$(cat $c/serial | tr -d ' ')" = vmlane4 ] && SPARE=/dev/$(basename $c)n1; done
 DLIST=$(IFS=,; echo "${DRIVES[*]}")
 GEOM=(--level 5 --strip 64K --drive-type block --drives "$DLIST" --reactors 2 --ublk-depth 64)
@@ -94,39 +102,13 @@ step_params() {
   [ -e $DEV ] && fail "$DEV still exists after the harness stopped"
 }
 
-step_fs_recover() {
-  start_harness --ublk || return 1
-  mkfs.ext4 -q -F -E nodiscard $DEV || { fail "mkfs.ext4"; return 1; }
-  mount $DEV /mnt/vd || { fail "mount"; return 1; }
-  for i in 1 2 3; do head -c 8M /dev/urandom >/mnt/vd/file$i; done
-  sync
-  (cd /mnt/vd && sha256sum file1 file2 file3 >$W/sums)
-  # fio on a file of the mounted filesystem; the daemon is SIGKILLed in the
-  # middle and restarted with the device id: the same /dev/ublkbN comes
-  # back (USER_RECOVERY, requests re-issued) and fio must finish and verify.
-  local t0=$(date +%s.%N)
-  fio_verify fsfio /mnt/vd/fio.dat 48M &
-  local fpid=$!
-  sleep 6
-  kill -0 $fpid 2>/dev/null || fail "fio ended before the kill (make it longer)"
-  kill -KILL $HPID; wait $HPID 2>/dev/null; HPID=""
-  log "harness SIGKILLed; restarting with --ublk-id $ID"
-  local old=$DEV
-  local t1=$(date +%s.%N)
-  start_harness --ublk-id $ID || { kill $fpid; return 1; }
-  local t2=$(date +%s.%N)
-  [ "$DEV" = "$old" ] || fail "reattached as $DEV, not $old"
-  wait $fpid || fail "fio across the daemon kill: $(tail -5 $W/fio.fsfio)"
-  grep -q "err= 0" $W/fio.fsfio || fail "fio reported errors"
-  result "ublk fs fio across SIGKILL+recover (TCG): $(fio_iops fsfio) reattach=$(awk "BEGIN{printf \"%.1f\", $t2 - $t1}")s"
-  (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "file checksums after recovery"
-  # A second kill/recover cycle while idle, then the files once more.
-  kill -KILL $HPID; wait $HPID 2>/dev/null; HPID=""
-  start_harness --ublk-id $ID || return 1
-  (cd /mnt/vd && sha256sum -c --quiet $W/sums && cat file1 >/dev/null) || fail "checksums after the second recovery"
-  umount /mnt/vd || fail "umount"
-  fsck.ext4 -fn $DEV >$W/fsck 2>&1 || { fail "fsck after recoveries"; cat $W/fsck; }
-  stop_harness
+step_conformance() {
+  # ublk_conformance_test: negotiation, invalid arguments, SET_PARAMS on a
+  # live device, errors reaching the application, delete with every tag
+  # held in the server, exclusive char device.
+  $BIN/ublk_conformance_test >$W/conformance 2>&1 || { fail "ublk_conformance_test"; grep -v "^\[ *\(RUN\|OK\) " $W/conformance | tail -30; return 1; }
+  grep -q "SKIPPED" $W/conformance && { fail "ublk_conformance_test skipped in the VM"; return 1; }
+  result "$(grep "delete with" $W/conformance) (TCG)"
 }
 
 step_fio_kill() {
@@ -181,47 +163,10 @@ step_md_compare() {
   log "md_compare: byte-identical reads, mismatch_cnt=$mm"
 }
 
-wait_log() {  # pattern timeout_s: waits for a line in the harness log
-  for _ in $(seq 1 $(($2 * 10))); do grep -q "$1" $W/harness.err && return 0; sleep 0.1; done
-  fail "no '$1' in the harness log within $2 s"
-}
-
-step_member_fail() {
-  # An engine/group Group (superblocks, bitmap, rebuild). A member vanishes
-  # during fio (its NVMe controller is removed from the PCI bus): the group
-  # fails it and serves degraded, fio verifies. The fifth drive replaces it
-  # and the group rebuilds onto it; the data fio wrote must verify
-  # afterwards, also with another member failed (so the rebuilt member's
-  # bytes count).
-  : >$W/harness.err
-  local ctl=/run/lane-ctl   # a FIFO: not on the 9p run dir
-  rm -f $ctl; mkfifo $ctl
-  start_harness --group create --control $ctl --ublk || return 1
-  wait_log "init_finished" 300 || return 1
-  fio_verify degraded $DEV 96M &
-  local fpid=$!
-  sleep 4
-  kill -0 $fpid 2>/dev/null || fail "fio ended before the member was removed (make it longer)"
-  local pci=$(readlink -f ${CTRL[2]}/device)
-  echo 1 >$pci/remove
-  log "removed member 2 ($pci)"
-  wait $fpid || fail "fio with a member removed: $(tail -5 $W/fio.degraded)"
-  grep -q "member 2 failed" $W/harness.err || fail "the group did not report member 2 failed"
-  result "ublk RAID5 degraded (member removed mid-run) fio (TCG): $(fio_iops degraded)"
-  # The fifth emulated NVMe drive is the replacement.
-  local new=$SPARE
-  [ -b "$new" ] || { fail "no spare drive (vmlane4)"; return 1; }
-  DRIVES[2]=$new   # later steps use the group's current members
-  local t0=$(date +%s.%N)
-  echo "replace 2 $new" >$ctl
-  wait_log "rebuild_finished" 600 || return 1
-  local t1=$(date +%s.%N)
-  result "group rebuild of one 128 MiB member (TCG): $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
-  fio_verify degraded $DEV 96M --verify_only || fail "verify after rebuild"
-  echo "fail 0" >$ctl
-  wait_log "member 0 failed" 30
-  fio_verify degraded $DEV 96M --verify_only || fail "verify with member 0 failed after rebuilding member 2"
-  stop_harness
+# Member 2's controller was removed (daemon_fail): the spare (vmlane4) holds
+# its data now, and the later steps use the group's current members.
+member2_replaced() {
+  DRIVES[2]=$SPARE
   DLIST=$(IFS=,; echo "${DRIVES[*]}")
   GEOM=(--level 5 --strip 64K --drive-type block --drives "$DLIST" --reactors 2 --ublk-depth 64)
 }
@@ -233,6 +178,8 @@ step_cycles() {
     { fail "ublk add/delete x50"; cat $W/cycles; ls -l /dev/ublk*; return 1; }
   result "$(tail -1 $W/cycles) in $(( $(date +%s) - t0 ))s"
 }
+
+source "$(dirname "$0")/steps-daemon.sh"
 
 for s in $STEPS; do
   log "step $s"
@@ -247,6 +194,7 @@ for s in $STEPS; do
     kill -KILL $HPID 2>/dev/null; wait $HPID 2>/dev/null; HPID=""
   fi
   mountpoint -q /mnt/vd && umount /mnt/vd
+  if [ -n "$DPID" ]; then kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null; DPID=""; fi
 done
 log "done: $failures failure(s)"
 [ $failures -eq 0 ]

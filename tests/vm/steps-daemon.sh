@@ -1,0 +1,211 @@
+# Sourced by guest-ublk.sh: steps that run the real daemon and CLI
+# (gpuraidd + gpuraid) over the emulated NVMe drives and export through
+# ublk with `gpuraid vd export VD --ublk`. Uses guest-ublk.sh's helpers
+# (log, fail, result, fio_verify, fio_iops, DRIVES, CTRL, SPARE).
+#   daemon_fs:     RAID 5 VD, ext4 + files; fio on a file while gpuraidd is
+#                  SIGKILLed and restarted (the registry brings the export
+#                  back on the same /dev/ublkbN, queued I/O completes); a
+#                  planned restart (--ublk-on-exit keep: SIGTERM, the device
+#                  stays mounted, fio goes on, nothing to resync); a default
+#                  clean stop deletes the device and the next start brings
+#                  it back under the same name; fsck.
+#   daemon_fail:   a member's NVMe controller is removed from the PCI bus
+#                  during fio: failed, the pool spare takes over, rebuild,
+#                  data verifies; a second failure is refused (it would
+#                  lose data); unexport with I/O in flight: fio ends, the
+#                  daemon stays up, export again works. (EIO past
+#                  redundancy through ublk: ublk_conformance_test.)
+#   daemon_cycles: export/unexport x10 through the API: the daemon's fds,
+#                  threads and ublkc mappings come back to where they were
+#                  (the harness's cycles step does x50 with memory counts).
+
+C=$BIN/gpuraid
+GPURAIDD=$BIN/gpuraidd
+export GPURAID_SOCKET=/run/gpuraid-lane.sock
+DSTATE=/run/gpuraidd-state   # tmpfs: survives the daemon, not the guest
+DLOG=$W/gpuraidd.log
+DPID=""
+
+start_daemon() {  # extra gpuraidd flags
+  $GPURAIDD --state-dir $DSTATE --socket $GPURAID_SOCKET --log-file $DLOG --reactors 2 --ublk-depth 64 "$@" \
+    >>$W/gpuraidd.out 2>&1 &
+  DPID=$!
+  for _ in $(seq 1 600); do
+    $C info >/dev/null 2>&1 && return 0
+    kill -0 $DPID 2>/dev/null || { fail "gpuraidd exited during start-up: $(tail -5 $DLOG)"; DPID=""; return 1; }
+    sleep 0.1
+  done
+  fail "gpuraidd did not answer"
+}
+stop_daemon() {  # clean stop: SIGTERM, exit status 0
+  [ -n "$DPID" ] || return 0
+  kill -TERM $DPID
+  local rc=0
+  wait $DPID || rc=$?
+  DPID=""
+  [ $rc -eq 0 ] || fail "gpuraidd exit status $rc on SIGTERM"
+}
+kill_daemon() {
+  kill -KILL $DPID
+  wait $DPID 2>/dev/null
+  DPID=""
+}
+vd_dev() { $C --json vd show $1 | python3 -c 'import json,sys; print(json.load(sys.stdin).get("export",{}).get("dev_path",""))'; }
+group_field() {  # group python-expression-on-g
+  $C --json dg show $1 | python3 -c "import json,sys; g=json.load(sys.stdin); print($2)"
+}
+wait_group() {  # group python-condition-on-g timeout_s
+  for _ in $(seq 1 $(($3 * 2))); do
+    [ "$(group_field $1 "bool($2)")" = True ] && return 0
+    sleep 0.5
+  done
+  fail "group $1: '$2' not reached within $3 s: $($C dg show $1)"
+}
+daemon_fds() { echo "fds=$(ls /proc/$DPID/fd | wc -l) threads=$(ls /proc/$DPID/task | wc -l) ublkc_maps=$(grep -c ublkc /proc/$DPID/maps)"; }
+
+# A RAID 5 over DRIVES[0..3] with pd4 as pool spare, one VD exported over ublk.
+make_daemon_group() {
+  rm -rf $DSTATE
+  start_daemon || return 1
+  # Earlier steps left data on the drives: zero them (Write Zeroes) so that
+  # --assume-zeroed is true, and --force past their old signatures.
+  local ids=() i=0
+  for d in "${DRIVES[@]}" $SPARE; do
+    blkdiscard -z $d || { fail "blkdiscard -z $d"; return 1; }
+    $C pd add $d --id pd$i >/dev/null || { fail "pd add $d"; return 1; }
+    ids+=(pd$i); i=$((i + 1))
+  done
+  $C pd spare pd4 --force >/dev/null || { fail "pd spare pd4"; return 1; }
+  $C dg create --level 5 --strip 64K --name r5 --force --assume-zeroed "${ids[@]:0:4}" >/dev/null || { fail "dg create"; return 1; }
+  $C vd create r5 --rest --name vol0 >/dev/null || { fail "vd create"; return 1; }
+  local out
+  out=$($C vd export vol0 --ublk) || { fail "vd export --ublk: $out"; return 1; }
+  DEV=$(vd_dev vol0)
+  [ -b "$DEV" ] || { fail "export printed '$out' but '$DEV' is no block device"; return 1; }
+  echo "$out" | grep -q "$DEV" || fail "vd export did not print $DEV: $out"
+}
+
+step_daemon_fs() {
+  make_daemon_group || return 1
+  mkfs.ext4 -q -F -E nodiscard $DEV || { fail "mkfs.ext4"; return 1; }
+  mount $DEV /mnt/vd || { fail "mount"; return 1; }
+  for i in 1 2 3; do head -c 8M /dev/urandom >/mnt/vd/file$i; done
+  sync
+  (cd /mnt/vd && sha256sum file1 file2 file3 >$W/sums)
+  fio_verify dfsfio /mnt/vd/fio.dat 48M &
+  local fpid=$!
+  sleep 6
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the kill (make it longer)"
+  kill_daemon
+  log "gpuraidd SIGKILLed; restarting it with the same state dir"
+  local old=$DEV t1=$(date +%s.%N)
+  start_daemon --ublk-on-exit keep || { kill $fpid; return 1; }
+  local t2=$(date +%s.%N)
+  DEV=$(vd_dev vol0)
+  [ "$DEV" = "$old" ] || fail "the restarted daemon exports $DEV, not $old"
+  wait $fpid || fail "fio across the daemon kill: $(tail -5 $W/fio.dfsfio)"
+  grep -q "err= 0" $W/fio.dfsfio || fail "fio reported errors"
+  result "gpuraidd: ublk fs fio across SIGKILL+restart (TCG): $(fio_iops dfsfio) restart=$(awk "BEGIN{printf \"%.1f\", $t2 - $t1}")s"
+  (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "file checksums after the restart"
+  # A planned restart (--ublk-on-exit keep): SIGTERM exits 0 and leaves the
+  # device, mounted, with fio running; the next daemon takes it over.
+  fio_verify dfsfio2 /mnt/vd/fio2.dat 32M &
+  fpid=$!
+  sleep 5
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the planned restart (make it longer)"
+  stop_daemon
+  [ -b $old ] || fail "$old vanished at a clean stop with --ublk-on-exit keep"
+  local lines=$(wc -l <$DLOG)
+  start_daemon --ublk-on-exit keep || { kill $fpid; return 1; }
+  [ "$(vd_dev vol0)" = "$old" ] || fail "after a planned restart the export is $(vd_dev vol0), not $old"
+  wait $fpid || fail "fio across a planned restart: $(tail -5 $W/fio.dfsfio2)"
+  tail -n +$((lines + 1)) $DLOG | grep -q "dirty regions" && fail "a planned restart left dirty regions to resync"
+  grep -q "kept for the next daemon" $W/gpuraidd.out || fail "the daemon did not say it kept the device"
+  result "gpuraidd: ublk fs fio across a planned restart (--ublk-on-exit keep, TCG): $(fio_iops dfsfio2)"
+  (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "file checksums after the planned restart"
+  umount /mnt/vd || fail "umount"
+  # By default a clean stop deletes the device; the next start exports it
+  # again under the same name.
+  stop_daemon
+  start_daemon || return 1
+  stop_daemon
+  [ -e $old ] && fail "$old still exists after a clean stop"
+  start_daemon || return 1
+  DEV=$(vd_dev vol0)
+  [ "$DEV" = "$old" ] || fail "after a clean restart the export is $DEV, not $old"
+  fsck.ext4 -fn $DEV >$W/fsck 2>&1 || { fail "fsck after the restarts"; cat $W/fsck; }
+  mount $DEV /mnt/vd && (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "checksums after the clean restart"
+  umount /mnt/vd
+}
+
+step_daemon_fail() {
+  [ -n "$DPID" ] || { make_daemon_group || return 1; }
+  fio_verify dfail $DEV 96M &
+  local fpid=$!
+  sleep 4
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the member was removed (make it longer)"
+  local pci=$(readlink -f ${CTRL[2]}/device)
+  echo 1 >$pci/remove
+  log "removed member 2's controller ($pci)"
+  member2_replaced
+  wait $fpid || fail "fio with a member removed: $(tail -5 $W/fio.dfail)"
+  result "gpuraidd: ublk RAID5 fio with a member removed mid-run (TCG): $(fio_iops dfail)"
+  # The pool spare (pd4) takes member 2's place and the group rebuilds.
+  local t0=$(date +%s.%N)
+  wait_group r5 'g["members"][2]["drive"] == "pd4"' 60 || return 1
+  wait_group r5 'g["state"] == "GROUP_STATE_OPTIMAL"' 600 || return 1
+  local t1=$(date +%s.%N)
+  result "gpuraidd: spare takeover + rebuild of a 128 MiB member (TCG): $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
+  $C events | grep -q "rebuild_finished" || fail "no rebuild_finished event"
+  fio_verify dfail $DEV 96M --verify_only || fail "verify after the rebuild"
+  # The rebuilt member's bytes count: verify again with another member failed.
+  $C pd fail pd0 >/dev/null || fail "pd fail pd0"
+  fio_verify dfail $DEV 96M --verify_only || fail "verify with pd0 failed after the rebuild"
+  # Failing another member would lose data: the daemon refuses and keeps serving.
+  local out
+  out=$($C pd fail pd1 2>&1) && fail "pd fail past redundancy was accepted"
+  echo "$out" | grep -q "would fail the group" || fail "pd fail past redundancy: '$out'"
+  [ "$(group_field r5 'g["members"][1]["state"]')" = DRIVE_STATE_ONLINE ] || fail "the refused pd fail changed member 1"
+  # Unexport while I/O is in flight (this fio overwrites the verified
+  # data): fio ends with errors, the daemon stays up, the device goes
+  # away; exporting again works.
+  fio --name=inflight --filename=$DEV --ioengine=io_uring --direct=1 --rw=randrw --bs=16k --iodepth=32 \
+      --time_based --runtime=30 >$W/fio.inflight 2>&1 &
+  fpid=$!
+  sleep 3
+  $C vd unexport vol0 >/dev/null || fail "unexport with I/O in flight"
+  local t=0
+  while kill -0 $fpid 2>/dev/null && [ $t -lt 60 ]; do sleep 1; t=$((t + 1)); done
+  kill -0 $fpid 2>/dev/null && { fail "fio hangs on an unexported device"; kill -9 $fpid; }
+  wait $fpid 2>/dev/null
+  [ -e $DEV ] && fail "$DEV still exists after unexport"
+  $C info >/dev/null || fail "the daemon stopped answering after unexport under I/O"
+  $C vd export vol0 --ublk >/dev/null || fail "export again"
+  DEV=$(vd_dev vol0)
+  $C vd unexport vol0 >/dev/null
+  stop_daemon
+}
+
+step_daemon_cycles() {
+  # Its own group over the remaining drives (the previous step may have failed two).
+  local ds=() c
+  for c in /sys/class/nvme/nvme*; do ds+=("/dev/$(basename $c)n1"); done
+  rm -rf $DSTATE
+  start_daemon || return 1
+  local i=0 ids=()
+  for d in "${ds[@]:0:3}"; do $C pd add $d --id c$i >/dev/null && ids+=(c$i); i=$((i + 1)); done
+  $C dg create --level 5 --strip 64K --name cyc --force --assume-zeroed "${ids[@]}" >/dev/null || { fail "dg create"; return 1; }
+  $C vd create cyc --size 64M --name cv >/dev/null || { fail "vd create"; return 1; }
+  $C vd export cv --ublk >/dev/null && $C vd unexport cv >/dev/null || { fail "first export"; return 1; }
+  local before=$(daemon_fds) t0=$(date +%s)
+  for n in $(seq 1 10); do
+    $C vd export cv --ublk >/dev/null || { fail "export #$n"; break; }
+    local d=$(vd_dev cv)
+    dd if=$d of=/dev/null bs=4K count=1 iflag=direct status=none || fail "read #$n from $d"
+    $C vd unexport cv >/dev/null || { fail "unexport #$n"; break; }
+  done
+  local after=$(daemon_fds)
+  [ "$before" = "$after" ] || fail "daemon resources changed over 10 export cycles: $before -> $after"
+  result "gpuraidd: ublk export/unexport x10 through the API in $(( $(date +%s) - t0 ))s ($after)"
+  stop_daemon
+}
