@@ -151,8 +151,23 @@ void ControlPlane::worker() {
     if (std::chrono::steady_clock::now() - last_sample_time_ >= std::chrono::seconds(1)) {
       g.unlock();
       sample_rates();
+      check_parity_backends();
       g.lock();
     }
+  }
+}
+
+void ControlPlane::check_parity_backends() {
+  Engine& e = host_.engine();
+  backend_fell_back_.resize(e.reactor_count(), false);
+  for (uint32_t i = 0; i < e.reactor_count(); i++) {
+    std::string why;
+    if (backend_fell_back_[i] || !e.reactor(i).parity().fell_back(&why)) continue;
+    backend_fell_back_[i] = true;
+    std::string msg = "reactor " + std::to_string(i) + ": parity backend " + e.reactor(i).parity().name() +
+                      " fell back to the CPU (ISA-L): " + why;
+    spdlog::error("{}", msg);
+    publish(v1::EVENT_KIND_BACKEND_SWITCHED, msg);
   }
 }
 

@@ -120,6 +120,8 @@ class ControlPlane {
   void on_group_event(const std::string& group, const GroupEvent& ev);
   void handle_group_event(const PendingEvent& pe);
   void take_pool_spare(GroupRec& gr, uint32_t member);
+  // An event when a reactor's parity backend falls back to the CPU (once each).
+  void check_parity_backends();
   void publish(v1::EventKind kind, const std::string& msg, const std::string& group = "",
                const std::string& vol = "", const std::string& drive = "", int member = -1);
   std::string next_id(const char* prefix, uint64_t* counter, bool (ControlPlane::*taken)(const std::string&) const);
@@ -184,6 +186,7 @@ class ControlPlane {
   double last_cpu_s_ = 0, cpu_ns_per_io_ = 0, utilisation_ = 0;
   uint64_t last_total_ios_ = 0;
   std::chrono::steady_clock::time_point last_sample_time_;
+  std::vector<bool> backend_fell_back_;  // per reactor, worker thread only
   std::chrono::steady_clock::time_point started_;
 };
 

@@ -185,9 +185,9 @@ void BatchingBackend::harvest() {
 }
 
 void BatchingBackend::switch_to_cpu(const std::string& why, std::unique_ptr<HostBatch> failed) {
-  if (!switched_) {
-    switched_ = true;
+  if (!switched_to_cpu()) {
     switch_reason_ = why;
+    switched_.store(true, std::memory_order_release);
     fprintf(stderr, "gpuraid: parity backend %s: %s; switching to the CPU backend (ISA-L)\n",
             name_.c_str(), why.c_str());
   }

@@ -21,6 +21,7 @@
 // exactly once with the right result; switched_to_cpu() and a line on
 // stderr say so.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -65,7 +66,12 @@ class BatchingBackend final : public ParityBackend {
   void flush();
   // Runs poll() (waiting on event_fd()) until no job is in flight.
   void drain();
-  bool switched_to_cpu() const { return switched_; }
+  bool switched_to_cpu() const { return switched_.load(std::memory_order_acquire); }
+  bool fell_back(std::string* reason) const override {
+    if (!switched_to_cpu()) return false;
+    *reason = switch_reason_;  // written once, before switched_ was set
+    return true;
+  }
   const std::string& switch_reason() const { return switch_reason_; }
   const Stats& stats() const { return stats_; }
   Executor& executor() { return *exec_; }
@@ -105,7 +111,7 @@ class BatchingBackend final : public ParityBackend {
   int epoll_fd_ = -1, wake_fd_ = -1, timer_fd_ = -1;
   uint64_t armed_ns_ = 0;  // timer deadline, 0 when disarmed
   size_t in_flight_ = 0;
-  bool switched_ = false;
+  std::atomic<bool> switched_{false};  // read by other threads (fell_back)
   std::string switch_reason_;
   Stats stats_;
 };

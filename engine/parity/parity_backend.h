@@ -55,6 +55,13 @@ class ParityBackend {
   virtual int event_fd() const { return -1; }
   // Jobs handed to submit() whose done() has not run yet.
   virtual size_t in_flight() const { return 0; }
+  // True once an accelerator backend gave up its device for the CPU for
+  // good; *reason says why. Any thread may ask (the daemon turns it into an
+  // event).
+  virtual bool fell_back(std::string* reason) const {
+    (void)reason;
+    return false;
+  }
 };
 
 enum class ParityBackendKind : uint8_t { Auto, Cpu, Cuda, Reference };

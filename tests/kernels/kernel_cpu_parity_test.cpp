@@ -305,6 +305,10 @@ TEST(KernelCpuParity, FallbackWhenALaunchFails) {
   test::expect_matches_isal(*be, specs, test::aligned_allocator(), test::RunOptions{5, false});
   EXPECT_TRUE(be->switched_to_cpu());
   EXPECT_NE(be->switch_reason().find("injected"), std::string::npos);
+  std::string why;
+  const ParityBackend& base = *be;
+  EXPECT_TRUE(base.fell_back(&why)) << "the daemon asks through the base interface";
+  EXPECT_EQ(why, be->switch_reason());
   EXPECT_GT(be->stats().kernel_jobs, 0u);
   EXPECT_GT(be->stats().cpu_jobs, 0u);
   EXPECT_EQ(be->stats().kernel_jobs + be->stats().cpu_jobs, specs.size());
