@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   app.add_option("--members", o.members, "number of member drives")->capture_default_str();
   app.add_option("--parity", o.parity, "parity members m for --level ec (1..4)");
   app.add_option("--strip", o.strip, "strip size, 4K..1M")->capture_default_str();
-  app.add_option("--drive-type", o.drive_type, "mem, null, file or block")->capture_default_str();
+  app.add_option("--drive-type", o.drive_type, "mem, null, file, block or nvme-char (NVMe passthrough on /dev/ngXnY)")->capture_default_str();
   app.add_option("--drive-size", o.drive_size, "size of each mem/null/new file drive")->capture_default_str();
   app.add_option("--drives", o.drives, "drive paths (file or block), comma-separated")->delimiter(',');
   app.add_option("--rw", o.rw, "randread, randwrite, randrw, read, write")->capture_default_str();
@@ -79,8 +79,9 @@ int main(int argc, char** argv) {
   if (o.threads == 0 || o.threads > 64) return fail_usage("--threads must be 1..64");
   if (o.rwmixread > 100) return fail_usage("--rwmixread must be 0..100");
   if (o.runtime <= 0 || o.runs == 0) return fail_usage("--runtime and --runs must be positive");
-  if (dt == DriveType::Block && !o.force) return fail_usage("--drive-type block writes over the devices' data: add --force");
-  if ((dt == DriveType::Block) && o.drives.size() != o.members) return fail_usage("--drive-type block needs --drives with one path per member");
+  const bool device = dt == DriveType::Block || dt == DriveType::NvmeChar;
+  if (device && !o.force) return fail_usage("--drive-type " + o.drive_type + " writes over the devices' data: add --force");
+  if (device && o.drives.size() != o.members) return fail_usage("--drive-type " + o.drive_type + " needs --drives with one path per member");
   if (!o.drives.empty() && o.drives.size() != o.members) return fail_usage("--drives lists " + std::to_string(o.drives.size()) + " paths for " + std::to_string(o.members) + " members");
   ParityBackendKind pk;
   if (!parse_parity_backend(o.parity_backend, &pk)) return fail_usage("unknown --parity-backend");
@@ -94,6 +95,7 @@ int main(int argc, char** argv) {
   std::string err;
   EngineConfig ec;
   ec.reactors = o.threads;
+  ec.nvme_passthru = dt == DriveType::NvmeChar;
   ec.arena_bytes = std::max<size_t>(64u << 20, size_t(o.iodepth) * bs * 2 + (32u << 20));
   std::string backend_name;
   ec.parity_factory = [&] {

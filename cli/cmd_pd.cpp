@@ -1,4 +1,5 @@
 // gpuraid pd add|list|show|remove|fail|spare|unspare
+#include <algorithm>
 #include <memory>
 #include <type_traits>
 
@@ -58,8 +59,8 @@ void add_pd_commands(Cli& c) {
     auto a = std::make_shared<A>();
     auto* s = pd->add_subcommand("add", "register a drive (block device, NVMe namespace, file)");
     s->add_option("path", a->path, "device or file path (absolute)")->required();
-    s->add_option("--type", a->type, "file, block, mem or null (default: from the path)")
-        ->check(CLI::IsMember({"file", "block", "mem", "null"}));
+    s->add_option("--type", a->type, "file, block, mem, null or nvme-char (default: from the path)")
+        ->check(CLI::IsMember({"file", "block", "mem", "null", "nvme-char"}));
     s->add_option("--size", a->size, "create the file (or mem drive) with this size")->check(kSize);
     s->add_option("--id", a->id, "id to give it (default pdN)");
     s->callback([&c, a] {
@@ -67,7 +68,11 @@ void add_pd_commands(Cli& c) {
         v1::AddDriveRequest q;
         q.set_path(a->path);
         v1::DriveType t = v1::DRIVE_TYPE_UNSPECIFIED;
-        if (!a->type.empty()) v1::DriveType_Parse("DRIVE_TYPE_" + upper(a->type), &t);
+        if (!a->type.empty()) {
+          std::string name = upper(a->type);
+          std::replace(name.begin(), name.end(), '-', '_');
+          v1::DriveType_Parse("DRIVE_TYPE_" + name, &t);
+        }
         q.set_type(t);
         if (!a->size.empty()) q.set_create_size_bytes(size_arg(a->size));
         q.set_id(a->id);

@@ -56,10 +56,9 @@ grpc::Status ControlPlane::add_drive(const v1::AddDriveRequest& q, v1::Drive* ou
   std::lock_guard<std::mutex> g(mu_);
   DriveType type;
   if (q.type() == v1::DRIVE_TYPE_UNSPECIFIED) {
-    struct stat sb;
-    type = (stat(q.path().c_str(), &sb) == 0 && S_ISBLK(sb.st_mode)) ? DriveType::Block : DriveType::File;
+    type = guess_drive_type(q.path());
   } else if (!drive_type_from_api(q.type(), &type)) {
-    return invalid("unknown drive type " + std::to_string(int(q.type())) + " (file, block, mem, null)");
+    return invalid("unknown drive type " + std::to_string(int(q.type())) + " (file, block, mem, null, nvme-char)");
   }
   if (type == DriveType::Null) {
     // A null drive (benchmarks) has no path: it is named null:ID.

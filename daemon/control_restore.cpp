@@ -59,8 +59,7 @@ void ControlPlane::restore_group(GroupRec& gr) {
   if (DriveGroup::resilient() && found.size() < size_t(gr.r.members_size()))
     for (const auto& path : opt_.scan) {
       std::string err, gu, mu;
-      auto d = Drive::open(DriveSpec{path.rfind("/dev/", 0) == 0 ? DriveType::Block : DriveType::File, path, 0, false},
-                           &err);
+      auto d = Drive::open(DriveSpec{guess_drive_type(path), path, 0, false}, &err);
       if (!d || !DriveGroup::probe(*d, &gu, &mu) || gu != gr.r.uuid()) continue;
       auto u = by_uuid.find(mu);
       if (u == by_uuid.end() || found.count(u->second)) continue;

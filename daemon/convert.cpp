@@ -34,6 +34,7 @@ bool drive_type_from_api(v1::DriveType t, DriveType* out) {
     case v1::DRIVE_TYPE_BLOCK: *out = DriveType::Block; return true;
     case v1::DRIVE_TYPE_MEM: *out = DriveType::Mem; return true;
     case v1::DRIVE_TYPE_NULL: *out = DriveType::Null; return true;
+    case v1::DRIVE_TYPE_NVME_CHAR: *out = DriveType::NvmeChar; return true;
     default: return false;
   }
 }
@@ -44,6 +45,7 @@ v1::DriveType drive_type_to_api(DriveType t) {
     case DriveType::Block: return v1::DRIVE_TYPE_BLOCK;
     case DriveType::Mem: return v1::DRIVE_TYPE_MEM;
     case DriveType::Null: return v1::DRIVE_TYPE_NULL;
+    case DriveType::NvmeChar: return v1::DRIVE_TYPE_NVME_CHAR;
   }
   return v1::DRIVE_TYPE_UNSPECIFIED;
 }

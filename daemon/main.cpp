@@ -48,6 +48,7 @@ bool make_engine_config(const DaemonOptions& o, EngineConfig* cfg, std::string* 
   if (!make_parity_backend(kind, err)) return false;
   cfg->reactors = o.reactors;
   cfg->arena_bytes = arena;
+  cfg->nvme_passthru = o.nvme_passthru;
   cfg->parity_factory = [kind] {
     std::string e;
     return make_parity_backend(kind, &e);

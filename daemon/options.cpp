@@ -34,6 +34,8 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
   app.add_option("--ublk-queues", o->ublk_queues, "queues per ublk device (default 0: one per reactor)")
       ->check(CLI::Range(0, 64));
   app.add_option("--ublk-depth", o->ublk_depth, "tags per ublk queue")->capture_default_str()->check(CLI::Range(1, 4096));
+  app.add_flag("--nvme-passthru", o->nvme_passthru,
+               "allow nvme-char drives (/dev/ngXnY): member I/O as NVMe commands through io_uring passthrough");
   app.add_option("--ublk-on-exit", o->ublk_on_exit,
                  "at a clean stop, delete ublk devices, or keep them (with their queued I/O) for the next daemon")
       ->capture_default_str()

@@ -25,7 +25,8 @@ struct DaemonOptions {
   std::string nbd_dir;
   uint32_t ublk_queues = 0;   // 0: one per reactor
   uint32_t ublk_depth = 128;
-  std::string ublk_on_exit = "delete";  // or "keep": devices wait for the next daemon  // default NBD socket directory (default: the state dir)
+  std::string ublk_on_exit = "delete";
+  bool nvme_passthru = false;  // SQE128|CQE32 rings: nvme-char drives (/dev/ngXnY) can be added  // or "keep": devices wait for the next daemon  // default NBD socket directory (default: the state dir)
 };
 
 // Returns -1 to go on, or the exit code (0 for --help/--version, 2 for a usage error).

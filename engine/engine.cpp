@@ -16,7 +16,7 @@ std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err
         return nullptr;
       }
       e->reactors_.push_back(std::make_unique<Reactor>(i, cfg.arena_bytes, std::move(parity),
-                                                       cfg.ring_entries, cfg.max_drives));
+                                                       cfg.ring_entries, cfg.max_drives, cfg.nvme_passthru));
     }
     // Every ring registers every arena, so a buffer from any reactor's pool
     // is a fixed buffer wherever its I/O is issued.
@@ -28,11 +28,16 @@ std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err
     return nullptr;
   }
   e->slots_.assign(cfg.max_drives, nullptr);
+  e->nvme_passthru_ = cfg.nvme_passthru;
   return e;
 }
 
 int Engine::attach(Drive* d, std::string* err) {
   std::lock_guard<std::mutex> g(mu_);
+  if (d->type() == DriveType::NvmeChar && !nvme_passthru_) {
+    *err = d->path() + " is an NVMe passthrough device: the engine must be started with NVMe passthrough";
+    return -1;
+  }
   for (size_t s = 0; s < slots_.size(); s++) {
     if (slots_[s]) continue;
     if (d->fd() >= 0)

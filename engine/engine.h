@@ -18,6 +18,8 @@ struct EngineConfig {
   size_t arena_bytes = 64u << 20;   // I/O buffer arena per reactor
   uint32_t ring_entries = 512;
   uint32_t max_drives = 256;        // fixed-file slots per ring
+  // SQE128|CQE32 rings, so that nvme-char members (NVMe passthrough) can be attached.
+  bool nvme_passthru = false;
   // Makes each reactor's parity backend; default: ISA-L on the CPU.
   std::function<std::unique_ptr<ParityBackend>()> parity_factory;
 };
@@ -37,6 +39,7 @@ class Engine {
  private:
   std::vector<std::unique_ptr<Reactor>> reactors_;
   std::vector<Drive*> slots_;
+  bool nvme_passthru_ = false;
   std::mutex mu_;  // control path only
 };
 

@@ -1,6 +1,7 @@
 #include "engine/reactor.h"
 
 #include "engine/clock.h"
+#include "engine/io/nvme_char.h"
 
 #include <sys/eventfd.h>
 #include <time.h>
@@ -24,10 +25,10 @@ constexpr uint64_t kEventTag = 1;  // user_data of the eventfd read; MemberIo po
 }  // namespace
 
 Reactor::Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend> parity,
-                 uint32_t ring_entries, uint32_t max_files)
+                 uint32_t ring_entries, uint32_t max_files, bool big_entries)
     : id_(id), pool_(arena_bytes), parity_(std::move(parity)) {
   io_uring_params p{};
-  p.flags = IORING_SETUP_CQSIZE;
+  p.flags = IORING_SETUP_CQSIZE | (big_entries ? IORING_SETUP_SQE128 | IORING_SETUP_CQE32 : 0);
   p.cq_entries = ring_entries * 4;
   int r = io_uring_queue_init_params(ring_entries, &ring_, &p);
   if (r < 0) throw std::runtime_error(std::string("io_uring_queue_init: ") + strerror(-r));
@@ -137,6 +138,8 @@ bool Reactor::prep(MemberIo* io) {
   const int slot = int(io->slot);
   if (io->drive->type() == DriveType::Null) {
     io_uring_prep_nop(sqe);
+  } else if (io->drive->type() == DriveType::NvmeChar) {
+    prep_passthrough(sqe, io);
   } else if (io->kind == MemberIo::Flush) {
     io_uring_prep_fsync(sqe, slot, IORING_FSYNC_DATASYNC);
     sqe->flags |= IOSQE_FIXED_FILE;
@@ -172,6 +175,37 @@ bool Reactor::prep(MemberIo* io) {
   return true;
 }
 
+void Reactor::prep_passthrough(io_uring_sqe* sqe, MemberIo* io) {
+  NvmeCmd c;
+  c.nsid = io->drive->nsid();
+  c.lba_shift = io->drive->lba_shift();
+  if (io->kind == MemberIo::Flush) {
+    c.op = NvmeIo::Flush;
+    stats_.member_flushes++;
+  } else {
+    const bool wr = io->kind == MemberIo::Write;
+    c.op = wr ? NvmeIo::Write : NvmeIo::Read;
+    c.offset = io->offset;
+    c.len = io->len;
+    c.fua = wr && io->dsync;  // FUA instead of a write plus flush
+    if (io->iov.empty()) {
+      c.buf = io->buf;
+      c.fixed_buffer = buffer_index(io->buf, io->len);
+    } else {
+      c.iov = io->iov.data();
+      c.iov_count = uint32_t(io->iov.size());
+    }
+    if (wr) {
+      stats_.member_writes++;
+      stats_.member_bytes_written += io->len;
+    } else {
+      stats_.member_reads++;
+      stats_.member_bytes_read += io->len;
+    }
+  }
+  prep_nvme_cmd(sqe, int(io->slot), c);
+}
+
 // Results are normalised here: a null drive's NOP counts as the full
 // transfer; a short transfer becomes -EIO (a drive that moves less than
 // asked is failing, and the engine treats it so).
@@ -179,6 +213,7 @@ void Reactor::complete(MemberIo* io, int res) {
   FaultInjector& f = io->drive->faults();
   const bool wr = io->kind == MemberIo::Write;
   if (io->drive->type() == DriveType::Null && res >= 0) res = int(io->len - io->short_by);
+  if (io->drive->type() == DriveType::NvmeChar) res = nvme_cmd_result(res, io->kind == MemberIo::Flush ? 0 : io->len);
   if (io->short_by && !io->iov.empty() && res > 0) res -= int(io->short_by);  // vectored: reported short
   if (f.active()) res = f.on_complete(wr, res);
   if (io->kind != MemberIo::Flush && res >= 0 && uint32_t(res) != io->len) res = -EIO;

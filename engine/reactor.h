@@ -63,8 +63,10 @@ struct ReactorStats {
 
 class Reactor {
  public:
+  // big_entries: SQE128|CQE32 rings, which NVMe passthrough (nvme-char
+  // members) needs; everything else works on either.
   Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend> parity,
-          uint32_t ring_entries, uint32_t max_files);
+          uint32_t ring_entries, uint32_t max_files, bool big_entries = false);
   ~Reactor();
   Reactor(const Reactor&) = delete;
   Reactor& operator=(const Reactor&) = delete;
@@ -107,6 +109,7 @@ class Reactor {
 
  private:
   bool prep(MemberIo* io);
+  void prep_passthrough(io_uring_sqe* sqe, MemberIo* io);  // nvme-char members
   void complete(MemberIo* io, int res);
   void arm_eventfd();
   bool drain_inbox();

@@ -47,7 +47,7 @@ std::vector<Drive*> Group::Impl::writable_members() const {
 
 bool Group::Impl::flush_members() {
   bool ok = true;
-  for (Drive* d : writable_members()) ok &= fdatasync(d->fd()) == 0;
+  for (Drive* d : writable_members()) ok &= d->sync_flush() == 0;
   return ok;
 }
 
@@ -182,7 +182,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
   if (rebuild_finished.exchange(false)) {
     const int m = rebuild_slot.exchange(-1);
     if (m >= 0) {
-      fdatasync(vol->member(uint32_t(m))->fd());
+      vol->member(uint32_t(m))->sync_flush();
       std::lock_guard<std::mutex> l(mu);
       sb.slots[m].state = SlotState::Active;
       sb.slots[m].rebuild_checkpoint = 0;
@@ -216,7 +216,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
   const uint64_t rcp = vol->rebuild_checkpoint();
   if (rm >= 0 && rcp > persisted_rebuild_cp && rcp < g.stripes()) {
     // The new member's data below the checkpoint is durable before the checkpoint says so.
-    if (fdatasync(vol->member(uint32_t(rm))->fd()) == 0) {
+    if (vol->member(uint32_t(rm))->sync_flush() == 0) {
       std::lock_guard<std::mutex> l(mu);
       sb.slots[rm].rebuild_checkpoint = rcp * g.strip_bytes;
       persist_locked();

@@ -23,17 +23,16 @@ bool pwrite_all(Drive& d, const uint8_t* buf, size_t len, uint64_t off, std::str
     *err = d.path() + " cannot hold metadata (" + drive_type_name(d.type()) + " drive)";
     return false;
   }
-  ssize_t n = pwrite(d.fd(), buf, len, off_t(off));
-  if (n != ssize_t(len)) {
-    *err = "cannot write metadata to " + d.path() + ": " + (n < 0 ? strerror(errno) : "short write");
+  if (int r = d.sync_write(buf, len, off)) {
+    *err = "cannot write metadata to " + d.path() + ": " + strerror(-r);
     return false;
   }
   return true;
 }
 
 bool sync(Drive& d, std::string* err) {
-  if (fdatasync(d.fd()) != 0) {
-    *err = "cannot flush " + d.path() + ": " + strerror(errno);
+  if (int r = d.sync_flush()) {
+    *err = "cannot flush " + d.path() + ": " + strerror(-r);
     return false;
   }
   return true;
@@ -60,7 +59,7 @@ SuperblockRead read_superblock(Drive& d) {
   if (d.fd() < 0) return r;
   Block b(kSuperblockBytes);
   for (int i = 0; i < 2; i++) {
-    if (pread(d.fd(), b.p, kSuperblockBytes, off_t(kSuperblockOffsets[i])) != ssize_t(kSuperblockBytes)) {
+    if (d.sync_read(b.p, kSuperblockBytes, kSuperblockOffsets[i]) != 0) {
       r.copy[i] = DecodeResult::Malformed;
       continue;
     }
@@ -94,7 +93,7 @@ bool write_bitmap_block(Drive& d, const uint8_t* bits, uint64_t bitmap_bytes, ui
 bool read_bitmap(Drive& d, uint64_t bitmap_bytes, std::vector<uint8_t>* bits, std::string* err) {
   const size_t len = (bitmap_bytes + 4095) & ~size_t(4095);
   Block b(len);
-  if (d.fd() < 0 || pread(d.fd(), b.p, len, off_t(kBitmapOffset)) != ssize_t(len)) {
+  if (d.fd() < 0 || d.sync_read(b.p, len, kBitmapOffset) != 0) {
     *err = "cannot read the write-intent bitmap of " + d.path();
     return false;
   }

@@ -5,6 +5,7 @@
 
 #include "engine/group/group.h"
 #include "engine/group/metadata_io.h"
+#include "engine/io/nvme_char.h"
 
 namespace gpuraid {
 
@@ -15,7 +16,10 @@ bool drive_holds_data(Drive& d, std::string* what) {
     *what = sb.ok ? "a gpuraid superblock (group " + uuid_str(sb.sb.group_uuid) + ")" : "a damaged gpuraid superblock";
     return true;
   }
-  blkid_probe pr = blkid_new_probe_from_filename(d.path().c_str());
+  // libblkid reads block devices and files; an nvme-char drive is probed
+  // through its namespace's block device.
+  const std::string path = d.type() == DriveType::NvmeChar ? nvme_block_twin(d.path()) : d.path();
+  blkid_probe pr = blkid_new_probe_from_filename(path.c_str());
   if (!pr) {
     *what = "unreadable by libblkid";
     return true;

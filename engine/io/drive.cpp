@@ -1,5 +1,7 @@
 #include "engine/io/drive.h"
 
+#include "engine/io/nvme_char.h"
+
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -20,6 +22,7 @@ const char* drive_type_name(DriveType t) {
     case DriveType::Block: return "block";
     case DriveType::Mem: return "mem";
     case DriveType::Null: return "null";
+    case DriveType::NvmeChar: return "nvme-char";
   }
   return "?";
 }
@@ -27,10 +30,40 @@ const char* drive_type_name(DriveType t) {
 bool parse_drive_type(const std::string& s, DriveType* out) {
   if (s == "file") *out = DriveType::File;
   else if (s == "block") *out = DriveType::Block;
+  else if (s == "nvme-char") *out = DriveType::NvmeChar;
   else if (s == "mem") *out = DriveType::Mem;
   else if (s == "null") *out = DriveType::Null;
   else return false;
   return true;
+}
+
+int Drive::sync_read(void* buf, size_t len, uint64_t off) {
+  if (fd_ < 0) return -EBADF;
+  if (type_ == DriveType::NvmeChar) return nvme_sync_cmd(fd_, NvmeIo::Read, nsid_, lba_shift_, max_io_, buf, len, off);
+  ssize_t n = pread(fd_, buf, len, off_t(off));
+  return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int Drive::sync_write(const void* buf, size_t len, uint64_t off) {
+  if (fd_ < 0) return -EBADF;
+  if (type_ == DriveType::NvmeChar)
+    return nvme_sync_cmd(fd_, NvmeIo::Write, nsid_, lba_shift_, max_io_, const_cast<void*>(buf), len, off);
+  ssize_t n = pwrite(fd_, buf, len, off_t(off));
+  return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int Drive::sync_flush() {
+  if (fd_ < 0) return -EBADF;
+  if (type_ == DriveType::NvmeChar) return nvme_sync_cmd(fd_, NvmeIo::Flush, nsid_, lba_shift_, max_io_, nullptr, 0, 0);
+  return fdatasync(fd_) == 0 ? 0 : -errno;
+}
+
+DriveType guess_drive_type(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return DriveType::File;
+  if (S_ISBLK(st.st_mode)) return DriveType::Block;
+  if (S_ISCHR(st.st_mode)) return DriveType::NvmeChar;
+  return DriveType::File;
 }
 
 Drive::~Drive() {
@@ -51,6 +84,21 @@ static uint32_t block_max_io(int fd) {
   uint64_t kb = 0;
   if (!(f >> kb) || kb < 4) return 1u << 20;
   return uint32_t(std::min<uint64_t>(kb * 1024, 8u << 20));
+}
+
+std::unique_ptr<Drive> Drive::open_nvme_char(std::unique_ptr<Drive> d, std::string* err) {
+  d->fd_ = ::open(d->path_.c_str(), O_RDWR | O_CLOEXEC);
+  if (d->fd_ < 0) {
+    *err = errno_msg("cannot open", d->path_);
+    return nullptr;
+  }
+  NvmeCharInfo info;
+  if (!probe_nvme_char(d->fd_, d->path_, &info, err)) return nullptr;
+  d->size_ = info.size_bytes;
+  d->max_io_ = info.max_io_bytes;
+  d->nsid_ = info.nsid;
+  d->lba_shift_ = info.lba_shift;
+  return d;
 }
 
 std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
@@ -79,6 +127,7 @@ std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
     }
     create = true;
   }
+  if (spec.type == DriveType::NvmeChar) return open_nvme_char(std::move(d), err);
   int flags = O_RDWR | O_DIRECT | O_CLOEXEC;
   if (spec.type == DriveType::Block) flags |= O_EXCL;  // exclusive claim, as md does
   if (create) flags |= O_CREAT;

@@ -1,6 +1,8 @@
 // A member drive: a regular file, a block device, a RAM-backed file (`mem`,
 // in /dev/shm, through the same io_uring path) or `null` (no I/O at all, to
-// measure engine overhead). Opened O_DIRECT; shared by every reactor.
+// measure engine overhead), or an NVMe namespace's generic char device
+// (`nvme-char`, /dev/ngXnY: NVMe commands through io_uring passthrough, see
+// nvme_char.h). Opened O_DIRECT; shared by every reactor.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -10,9 +12,11 @@
 
 namespace gpuraid {
 
-enum class DriveType : uint8_t { File, Block, Mem, Null };
+enum class DriveType : uint8_t { File, Block, Mem, Null, NvmeChar };
 const char* drive_type_name(DriveType t);
 bool parse_drive_type(const std::string& s, DriveType* out);
+// The type a path names: a block device, a char device (nvme-char), else a file.
+DriveType guess_drive_type(const std::string& path);
 
 struct DriveSpec {
   DriveType type = DriveType::File;
@@ -33,16 +37,27 @@ class Drive {
   uint64_t size_bytes() const { return size_; }
   // Largest single I/O the engine issues to it (block: queue/max_sectors_kb).
   uint32_t max_io_bytes() const { return max_io_; }
+  // nvme-char: the namespace id and log2 of its LBA size.
+  uint32_t nsid() const { return nsid_; }
+  uint32_t lba_shift() const { return lba_shift_; }
+  // Synchronous I/O off the data path (metadata, probes): pread/pwrite/
+  // fdatasync, or NVMe commands by ioctl on an nvme-char drive. Return 0 or
+  // -errno (a short transfer or an NVMe status is -EIO).
+  int sync_read(void* buf, size_t len, uint64_t off);
+  int sync_write(const void* buf, size_t len, uint64_t off);
+  int sync_flush();
   // Fault injection: always present, inactive unless a test arms it.
   FaultInjector& faults() { return faults_; }
 
  private:
   Drive() = default;
+  static std::unique_ptr<Drive> open_nvme_char(std::unique_ptr<Drive> d, std::string* err);
   DriveType type_ = DriveType::File;
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
   uint32_t max_io_ = 1u << 20;
+  uint32_t nsid_ = 0, lba_shift_ = 9;
   bool unlink_on_close_ = false;
   FaultInjector faults_;
 };

@@ -256,6 +256,7 @@ int main(int argc, char** argv) {
 
   EngineConfig ec;
   ec.reactors = o.reactors;
+  ec.nvme_passthru = dt == DriveType::NvmeChar;
   ec.arena_bytes = 128u << 20;
   auto engine = Engine::create(ec, &err);
   if (!engine) return usage(err);

@@ -2,14 +2,14 @@
 # Runs inside the lane's guest (see run.sh): ublk exports of a RAID 5 over
 # the emulated NVMe drives, checked with real tools. Usage:
 #   guest-ublk.sh BINDIR [STEP...]     (default: every step, in order)
-# Steps: params conformance daemon_fs fio_kill md_compare daemon_fail daemon_cycles cycles
+# Steps: params conformance passthru daemon_fs fio_kill md_compare daemon_fail daemon_cycles cycles
 # (daemon_*: gpuraidd + the gpuraid CLI, in steps-daemon.sh; the others
 # drive gpuraid-export-harness, which serves one volume with no daemon)
 # Figures go to $VMLANE_RESULTS (a file) when set; timings are TCG.
 set -uo pipefail
 BIN=$1
 shift
-STEPS=${*:-params conformance daemon_fs fio_kill md_compare daemon_fail daemon_cycles cycles}
+STEPS=${*:-params conformance passthru daemon_fs fio_kill md_compare daemon_fail daemon_cycles cycles}
 H=$BIN/gpuraid-export-harness
 W=${VMLANE_WORK:-/run/lane}   # lane.sh puts it in the run dir: kept with VMLANE_KEEP=1
 mkdir -p $W /mnt/vd
@@ -109,6 +109,39 @@ step_conformance() {
   $BIN/ublk_conformance_test >$W/conformance 2>&1 || { fail "ublk_conformance_test"; grep -v "^\[ *\(RUN\|OK\) " $W/conformance | tail -30; return 1; }
   grep -q "SKIPPED" $W/conformance && { fail "ublk_conformance_test skipped in the VM"; return 1; }
   result "$(grep "delete with" $W/conformance) (TCG)"
+}
+
+step_passthru() {
+  # The RAID 5 with NVMe passthrough members (nvme-char: /dev/ngXnY through
+  # io_uring URING_CMD) and with the block devices gives the same bytes:
+  # fio writes verifiable data through one and verifies it through the
+  # other, both ways; O_DSYNC writes go out as FUA on the passthrough path.
+  local ng=() d
+  for d in "${DRIVES[@]}"; do ng+=("/dev/ng${d#/dev/nvme}"); done
+  local saved=("${GEOM[@]}")
+  GEOM=(--level 5 --strip 64K --drive-type nvme-char --drives "$(IFS=,; echo "${ng[*]}")" --reactors 2 --ublk-depth 64)
+  start_harness --ublk || { GEOM=("${saved[@]}"); return 1; }
+  fio_verify pt_a $DEV 16M --bsrange=4k-128k --blockalign=4k || fail "fio through passthrough members"
+  dd if=/dev/urandom of=$DEV bs=64K count=4 seek=1000 oflag=direct,dsync status=none || fail "dsync (FUA) writes through passthrough"
+  stop_harness
+  GEOM=("${saved[@]}")
+  start_harness --ublk || return 1
+  fio_verify pt_a $DEV 16M --bsrange=4k-128k --blockalign=4k --verify_only || fail "block members read other bytes than passthrough wrote"
+  fio_verify pt_b $DEV 16M --offset=64M || fail "fio through block members"
+  stop_harness
+  GEOM=(--level 5 --strip 64K --drive-type nvme-char --drives "$(IFS=,; echo "${ng[*]}")" --reactors 2 --ublk-depth 64)
+  start_harness --ublk || { GEOM=("${saved[@]}"); return 1; }
+  fio_verify pt_b $DEV 16M --offset=64M --verify_only || fail "passthrough members read other bytes than block wrote"
+  stop_harness
+  GEOM=("${saved[@]}")
+  # The bench on both paths (TCG: functional, not speed).
+  local b
+  for t in block nvme-char; do
+    if [ $t = block ]; then b=$DLIST; else b=$(IFS=,; echo "${ng[*]}"); fi
+    $BIN/gpuraid-bench --level 0 --members 4 --drive-type $t --drives $b --force --rw randread --bs 4k \
+      --iodepth 32 --threads 2 --runtime 3 --runs 1 --no-fill >$W/bench.$t 2>&1 || fail "gpuraid-bench on $t members"
+  done
+  result "gpuraid-bench RAID0 4K randread QD32x2 IOPS, block vs nvme-char members (TCG): $(awk '$1 == "raid" {print $2}' $W/bench.block) vs $(awk '$1 == "raid" {print $2}' $W/bench.nvme-char)"
 }
 
 step_fio_kill() {

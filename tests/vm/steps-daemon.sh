@@ -15,7 +15,8 @@
 #                  lose data); unexport with I/O in flight: fio ends, the
 #                  daemon stays up, export again works. (EIO past
 #                  redundancy through ublk: ublk_conformance_test.)
-#   daemon_cycles: export/unexport x5 through the API: the daemon's fds,
+#   daemon_cycles: on NVMe passthrough members (--nvme-passthru, /dev/ngXn1),
+#                  export/unexport x5 through the API: the daemon's fds,
 #                  threads and ublkc mappings come back to where they were
 #                  (the harness's cycles step does x50 with memory counts).
 
@@ -187,13 +188,15 @@ step_daemon_fail() {
 }
 
 step_daemon_cycles() {
-  # Its own group over the remaining drives (the previous step may have failed two).
+  # Its own group over three of the remaining drives, as NVMe passthrough
+  # members (/dev/ngXn1, gpuraidd --nvme-passthru; the type comes from the path).
   local ds=() c
-  for c in /sys/class/nvme/nvme*; do ds+=("/dev/$(basename $c)n1"); done
+  for c in /sys/class/nvme/nvme*; do ds+=("/dev/ng${c##*/nvme}n1"); done
   rm -rf $DSTATE
-  start_daemon || return 1
+  start_daemon --nvme-passthru || return 1
   local i=0 ids=()
   for d in "${ds[@]:0:3}"; do $C pd add $d --id c$i >/dev/null && ids+=(c$i); i=$((i + 1)); done
+  $C --json pd show c0 | grep -q DRIVE_TYPE_NVME_CHAR || fail "${ds[0]} was not added as nvme-char: $($C pd show c0)"
   $C dg create --level 5 --strip 64K --name cyc --force --assume-zeroed "${ids[@]}" >/dev/null || { fail "dg create"; return 1; }
   $C vd create cyc --size 64M --name cv >/dev/null || { fail "vd create"; return 1; }
   $C vd export cv --ublk >/dev/null && $C vd unexport cv >/dev/null || { fail "first export"; return 1; }
