@@ -162,17 +162,21 @@ bool Reactor::prep(MemberIo* io) {
     }
     if (wr && io->dsync) sqe->rw_flags = RWF_DSYNC;
     sqe->flags |= IOSQE_FIXED_FILE;
-    if (wr) {
-      stats_.member_writes++;
-      stats_.member_bytes_written += io->len;
-    } else {
-      stats_.member_reads++;
-      stats_.member_bytes_read += io->len;
-    }
+    count_issued(wr, io->len);
   }
   io_uring_sqe_set_data(sqe, io);
   pending_sqes_++;
   return true;
+}
+
+void Reactor::count_issued(bool write, uint32_t len) {
+  if (write) {
+    stats_.member_writes++;
+    stats_.member_bytes_written += len;
+  } else {
+    stats_.member_reads++;
+    stats_.member_bytes_read += len;
+  }
 }
 
 void Reactor::prep_passthrough(io_uring_sqe* sqe, MemberIo* io) {
@@ -195,13 +199,7 @@ void Reactor::prep_passthrough(io_uring_sqe* sqe, MemberIo* io) {
       c.iov = io->iov.data();
       c.iov_count = uint32_t(io->iov.size());
     }
-    if (wr) {
-      stats_.member_writes++;
-      stats_.member_bytes_written += io->len;
-    } else {
-      stats_.member_reads++;
-      stats_.member_bytes_read += io->len;
-    }
+    count_issued(wr, io->len);
   }
   prep_nvme_cmd(sqe, int(io->slot), c);
 }

@@ -110,6 +110,7 @@ class Reactor {
  private:
   bool prep(MemberIo* io);
   void prep_passthrough(io_uring_sqe* sqe, MemberIo* io);  // nvme-char members
+  void count_issued(bool write, uint32_t len);
   void complete(MemberIo* io, int res);
   void arm_eventfd();
   bool drain_inbox();
