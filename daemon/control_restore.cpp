@@ -11,12 +11,14 @@
 namespace gpuraid::daemon {
 
 void ControlPlane::restore_drives(const st::Registry& reg) {
-  for (const auto& r : reg.drives()) {
-    DriveRec& d = drives_[r.id()];
-    d.r = r;
+  for (const auto& r : reg.drives()) drives_[r.id()].r = r;
+  // NVMe namespaces by stable id: /dev/nvme* numbers may have changed.
+  resolve_nvme_paths();
+  for (auto& [id, d] : drives_) {
+    const auto& r = d.r;
     // Members and dedicated spares belong to their group (opened there).
     bool held_here = r.role() == v1::DRIVE_ROLE_FREE || (r.role() == v1::DRIVE_ROLE_SPARE && r.group().empty());
-    if (!held_here || r.failed()) continue;
+    if (!held_here || r.failed() || d.missing) continue;
     std::string err;
     d.drive = reopen(d, &err);
     if (!d.drive) {
@@ -42,6 +44,10 @@ void ControlPlane::restore_group(GroupRec& gr) {
   for (const auto& id : gr.r.members()) {
     auto it = drives_.find(id);
     if (it == drives_.end()) continue;
+    if (it->second.missing) {  // an NVMe namespace not on the host
+      notes[id] = id + ": " + it->second.note;
+      continue;
+    }
     std::string err, gu, mu;
     auto d = reopen(it->second, &err);
     if (!d) {
