@@ -122,6 +122,7 @@ step "scrub: every stripe consistent (instant init made parity right)"
 t0=$(date +%s.%N)
 expect_rc 0 gp dg scrub dg0 start
 for _ in $(seq 1200); do
+  kill -0 "$DPID" 2>/dev/null || fail "gpuraidd died during the scrub"
   [ "$(gp --json dg show dg0 | json 'd["scrub"]["running"]')" = False ] && break
   sleep 0.5
 done
