@@ -8,8 +8,8 @@
 # finds every stripe consistent); the 8 KiB namespace, a namespace already
 # registered (under another path) and a member are refused, nothing
 # changed; data written through the engine and through a ublk export; the
-# NVMe controllers are unbound and bound back in reverse order, so
-# /dev/nvme* numbers change, and the restarted daemon reassembles the group
+# NVMe controllers are unbound and bound back in another order, so every
+# /dev/nvme* number changes, and the restarted daemon reassembles the group
 # from the same namespaces, found by identity, and the data verifies.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -127,7 +127,7 @@ for _ in $(seq 1200); do
   sleep 0.5
 done
 gp --json dg show dg0 >"$W/dg0.json"
-check "scrub finished" False "$(json 'd["scrub"]["running"]' <"$W/dg0.json")"
+check "scrub running" False "$(json 'd["scrub"]["running"]' <"$W/dg0.json")"
 check "mismatched stripes" 0 "$(json 'int(d["last_scrub"]["mismatched_stripes"])' <"$W/dg0.json")"
 checked=$(json 'int(d["last_scrub"]["stripes_checked"])' <"$W/dg0.json")
 [ "$checked" -gt 0 ] || fail "the scrub checked no stripes"
@@ -146,29 +146,31 @@ fio "${FIO[@]}" --rw=randwrite --do_verify=1 >"$W/fio.write" 2>&1 || fail "fio w
 result "ublk fio randwrite 4k-128k + verify over the 512 B/4 KiB RAID 5 (TCG): $(sed -n 's/.*write: IOPS=\([^,]*\),.*/\1/p' "$W/fio.write") IOPS"
 expect_rc 0 gp vd read vd0 --verify-pattern 7 --offset 0 --length 4M
 
-step "renumbering: controllers unbound, bound back in reverse order"
+step "renumbering: controllers unbound, bound back so that every number changes"
 stop_daemon
 BEFORE=$(map)
-BDFS=()
-for i in 0 1 2 3 4; do
-  for x in /sys/class/nvme/nvme*; do
-    [ "$(tr -d ' ' <"$x/serial")" = vmlane$i ] && BDFS[$i]=$(basename "$(readlink -f "$x/device")")
-  done
-  [ -n "${BDFS[$i]:-}" ] || fail "no controller with serial vmlane$i"
+# Bound one at a time after all are unbound, the k-th controller gets
+# instance k (and its namespace nvme<k>n1): the controller that was nvmeJ
+# is bound in position (J + 1) mod 5, so no namespace keeps its node.
+ORDER=()
+for x in /sys/class/nvme/nvme*; do
+  j=${x##*/nvme}
+  ORDER[$(((j + 1) % 5))]="$(basename "$(readlink -f "$x/device")") $(tr -d ' ' <"$x/serial")"
 done
-for b in "${BDFS[@]}"; do echo "$b" >/sys/bus/pci/drivers/nvme/unbind || fail "unbind $b"; done
-for i in 4 3 2 1 0; do
-  echo "${BDFS[$i]}" >/sys/bus/pci/drivers/nvme/bind || fail "bind ${BDFS[$i]}"
-  # One at a time (its namespace up before the next), so that controller
-  # and subsystem instance numbers follow this order.
-  for _ in $(seq 300); do dev_of vmlane$i >/dev/null && break; sleep 0.1; done
+[ ${#ORDER[@]} -eq 5 ] || fail "expected controllers nvme0..4, found $(ls /sys/class/nvme | tr '\n' ' ')"
+for e in "${ORDER[@]}"; do echo "${e% *}" >/sys/bus/pci/drivers/nvme/unbind || fail "unbind ${e% *}"; done
+for e in "${ORDER[@]}"; do
+  echo "${e% *}" >/sys/bus/pci/drivers/nvme/bind || fail "bind ${e% *}"
+  # Its namespace up before the next bind, so that instance numbers follow the order.
+  for _ in $(seq 300); do dev_of "${e#* }" >/dev/null && break; sleep 0.1; done
 done
 wait_namespaces
 AFTER=$(map)
 log "before: $BEFORE"
 log "after:  $AFTER"
-[ "$BEFORE" != "$AFTER" ] || fail "rebinding did not change the /dev/nvme numbering"
-[ "$(dev_of vmlane0)" != "${D[0]}" ] || fail "vmlane0 kept ${D[0]}: the renumbering test would prove nothing"
+for i in 0 1 2 3 4; do
+  [ "$(dev_of vmlane$i)" != "${D[$i]}" ] || fail "vmlane$i kept ${D[$i]}: the renumbering would prove less"
+done
 result "renumbered: $BEFORE-> $AFTER"
 
 step "restart: the group assembles from the same namespaces, found by identity"
