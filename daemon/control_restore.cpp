@@ -73,6 +73,8 @@ void ControlPlane::restore_group(GroupRec& gr) {
       DriveRec& pd = drives_[u->second];
       spdlog::info("group {}: member {} found at {} (was {})", name, u->second, path, pd.r.path());
       pd.r.set_path(path);
+      pd.missing = false;  // its namespace was not found by identity, but its superblock was
+      pd.note.clear();
       notes.erase(u->second);
       found.insert(u->second);
       drives.push_back(std::move(d));
@@ -103,7 +105,7 @@ void ControlPlane::restore_group(GroupRec& gr) {
   // Dedicated spares go back to the group.
   for (const auto& id : gr.r.spares()) {
     auto it = drives_.find(id);
-    if (it == drives_.end()) continue;
+    if (it == drives_.end() || it->second.missing) continue;  // missing: an NVMe namespace not on the host
     std::string e;
     auto d = reopen(it->second, &e);
     if (!d || !gr.g->add_spare(std::move(d), true, &e)) {
