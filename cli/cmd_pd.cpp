@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cli/cli.h"
+#include "cli/cmd_pd_nvme.h"
 #include "cli/output.h"
 
 namespace gpuraid::cli {
@@ -15,7 +16,7 @@ std::string dtype(v1::DriveType t) { return enum_short(v1::DriveType_Name(t), "D
 
 void print_drive(const Globals& g, const v1::Drive& d) {
   if (g.json) return print_json(d);
-  print_fields({{"id", d.id()},
+  std::vector<std::pair<std::string, std::string>> kv{{"id", d.id()},
                 {"path", d.path()},
                 {"type", dtype(d.type())},
                 {"size", size_str(d.size_bytes())},
@@ -24,7 +25,9 @@ void print_drive(const Globals& g, const v1::Drive& d) {
                 {"group", d.group().empty() ? "-" : d.group()},
                 {"member", d.member_index() >= 0 ? std::to_string(d.member_index()) : "-"},
                 {"uuid", d.uuid().empty() ? "-" : d.uuid()},
-                {"note", d.note().empty() ? "-" : d.note()}});
+                {"note", d.note().empty() ? "-" : d.note()}};
+  if (d.has_nvme()) nvme_fields(d.nvme(), &kv);
+  print_fields(kv);
 }
 
 // A subcommand that takes one PD id and calls `rpc` with it.
@@ -101,6 +104,7 @@ void add_pd_commands(Cli& c) {
       };
     });
   }
+  add_pd_scan(c, pd);
   simple<v1::Drive>(c, pd, "show", "show one drive", &v1::Gpuraid::Stub::GetDrive);
   simple<v1::Empty>(c, pd, "remove", "forget a drive that is in no group", &v1::Gpuraid::Stub::RemoveDrive);
   simple<v1::Drive>(c, pd, "fail", "mark a drive failed (a member: its group goes on degraded)",

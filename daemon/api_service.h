@@ -18,6 +18,7 @@ class ApiService final : public gpuraid::v1::Gpuraid::Service {
   grpc::Status RemoveDrive(Ctx*, const v1::DriveRef*, v1::Empty*) override;
   grpc::Status FailDrive(Ctx*, const v1::DriveRef*, v1::Drive*) override;
   grpc::Status SetDriveSpare(Ctx*, const v1::SetDriveSpareRequest*, v1::Drive*) override;
+  grpc::Status ScanDrives(Ctx*, const v1::ScanDrivesRequest*, v1::ScanDrivesResponse*) override;
   grpc::Status CreateGroup(Ctx*, const v1::CreateGroupRequest*, v1::Group*) override;
   grpc::Status ListGroups(Ctx*, const v1::ListGroupsRequest*, v1::ListGroupsResponse*) override;
   grpc::Status GetGroup(Ctx*, const v1::GroupRef*, v1::Group*) override;

@@ -39,6 +39,7 @@ void ControlPlane::drive_to_api(const DriveRec& d, v1::Drive* out) const {
   out->set_member_index(d.r.role() == v1::DRIVE_ROLE_MEMBER ? d.r.member_index() : -1);
   out->set_uuid(d.r.uuid());
   out->set_note(d.note);
+  if (d.r.has_nvme()) *out->mutable_nvme() = d.r.nvme();
   v1::DriveState s = d.r.failed() ? v1::DRIVE_STATE_FAILED : d.missing ? v1::DRIVE_STATE_MISSING : v1::DRIVE_STATE_ONLINE;
   if (d.r.role() == v1::DRIVE_ROLE_MEMBER) {
     auto g = groups_.find(d.r.group());
@@ -93,6 +94,10 @@ grpc::Status ControlPlane::add_drive(const v1::AddDriveRequest& q, v1::Drive* ou
   std::string path = type == DriveType::Null ? "null:" + id : q.path();
   for (auto& [oid, d] : drives_)
     if (d.r.path() == path) return exists(path + " is already registered as " + oid);
+  // An NVMe namespace: identified, its format checked, recorded by stable id.
+  v1::NvmeIdentity nvme;
+  if (type == DriveType::Block)
+    if (auto s = nvme_admit(path, &nvme); !s.ok()) return s;
   // Refuse to create over a file that exists: creating means "a new drive".
   struct stat sb;
   if (size && type == DriveType::File && stat(path.c_str(), &sb) == 0)
@@ -112,9 +117,13 @@ grpc::Status ControlPlane::add_drive(const v1::AddDriveRequest& q, v1::Drive* ou
   d.r.set_size_bytes(drive->size_bytes());
   d.r.set_role(v1::DRIVE_ROLE_FREE);
   d.r.set_member_index(-1);
+  if (!nvme.stable_id().empty()) *d.r.mutable_nvme() = nvme;
   d.drive = std::move(drive);
   drive_to_api(d, out);
-  publish(v1::EVENT_KIND_DRIVE_ADDED, path + " (" + format_size(d.r.size_bytes()) + ")", "", "", id);
+  publish(v1::EVENT_KIND_DRIVE_ADDED,
+          path + " (" + format_size(d.r.size_bytes()) +
+              (nvme.stable_id().empty() ? "" : ", NVMe " + nvme.stable_id() + ", " + std::to_string(nvme.lba_bytes()) + " B blocks") + ")",
+          "", "", id);
   return persist_status();
 }
 

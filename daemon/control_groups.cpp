@@ -205,6 +205,10 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   cfg.name = name;
   cfg.force = q.force();
   cfg.assume_zeroed = q.assume_zeroed();
+  std::string init;
+  if (q.assume_zeroed()) init = "none (the operator said the drives read zeroes)";
+  else if (!geo.has_parity() && !geo.is_mirror()) init = "none needed (no redundancy)";
+  else init = instant_init(members, &cfg.assume_zeroed);
   std::vector<std::unique_ptr<Drive>> owned;
   for (auto* d : members) owned.push_back(std::move(d->drive));
   auto g = DriveGroup::create(host_.engine(), std::move(owned), cfg, &err);
@@ -242,7 +246,8 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   }
   attach_group(gr);
   group_to_api(gr, out);
-  publish(v1::EVENT_KIND_GROUP_CREATED, gr.g->volume().geometry().describe(), name);
+  spdlog::info("group {}: initialisation: {}", name, init);
+  publish(v1::EVENT_KIND_GROUP_CREATED, gr.g->volume().geometry().describe() + "; initialisation: " + init, name);
   return persist_status();
 }
 

@@ -60,6 +60,7 @@ class ControlPlane {
   grpc::Status remove_drive(const v1::DriveRef& q);
   grpc::Status fail_drive(const v1::DriveRef& q, v1::Drive* out);
   grpc::Status set_drive_spare(const v1::SetDriveSpareRequest& q, v1::Drive* out);
+  grpc::Status scan_drives(v1::ScanDrivesResponse* out);
 
   grpc::Status create_group(const v1::CreateGroupRequest& q, v1::Group* out);
   grpc::Status list_groups(v1::ListGroupsResponse* out);
@@ -139,6 +140,18 @@ class ControlPlane {
   void drive_to_api(const DriveRec& d, v1::Drive* out) const;
   std::unique_ptr<Drive> reopen(const DriveRec& d, std::string* err) const;
   grpc::Status find_drive(const std::string& id, DriveRec** out);
+
+  // control_nvme.cpp
+  // For a path being added: its NVMe identity into *out (cleared when not
+  // NVMe), or why it cannot be used (format, duplicate, identify failed).
+  grpc::Status nvme_admit(const std::string& path, v1::NvmeIdentity* out);
+  // At start: recorded NVMe namespaces found by stable id, paths updated;
+  // the ones not on the host are marked missing.
+  void resolve_nvme_paths();
+  // At group create: deallocates every member when all are NVMe namespaces
+  // whose deallocated blocks read zeroes (*zeroed true). Says which
+  // initialisation the group gets and why.
+  std::string instant_init(const std::vector<DriveRec*>& members, bool* zeroed);
 
   // control_groups.cpp
   void group_to_api(const GroupRec& g, v1::Group* out) const;

@@ -11,12 +11,14 @@
 namespace gpuraid::daemon {
 
 void ControlPlane::restore_drives(const st::Registry& reg) {
-  for (const auto& r : reg.drives()) {
-    DriveRec& d = drives_[r.id()];
-    d.r = r;
+  for (const auto& r : reg.drives()) drives_[r.id()].r = r;
+  // NVMe namespaces by stable id: /dev/nvme* numbers may have changed.
+  resolve_nvme_paths();
+  for (auto& [id, d] : drives_) {
+    const auto& r = d.r;
     // Members and dedicated spares belong to their group (opened there).
     bool held_here = r.role() == v1::DRIVE_ROLE_FREE || (r.role() == v1::DRIVE_ROLE_SPARE && r.group().empty());
-    if (!held_here || r.failed()) continue;
+    if (!held_here || r.failed() || d.missing) continue;
     std::string err;
     d.drive = reopen(d, &err);
     if (!d.drive) {
@@ -42,6 +44,10 @@ void ControlPlane::restore_group(GroupRec& gr) {
   for (const auto& id : gr.r.members()) {
     auto it = drives_.find(id);
     if (it == drives_.end()) continue;
+    if (it->second.missing) {  // an NVMe namespace not on the host
+      notes[id] = id + ": " + it->second.note;
+      continue;
+    }
     std::string err, gu, mu;
     auto d = reopen(it->second, &err);
     if (!d) {
@@ -66,6 +72,8 @@ void ControlPlane::restore_group(GroupRec& gr) {
       DriveRec& pd = drives_[u->second];
       spdlog::info("group {}: member {} found at {} (was {})", name, u->second, path, pd.r.path());
       pd.r.set_path(path);
+      pd.missing = false;  // its namespace was not found by identity, but its superblock was
+      pd.note.clear();
       notes.erase(u->second);
       found.insert(u->second);
       drives.push_back(std::move(d));
@@ -96,7 +104,7 @@ void ControlPlane::restore_group(GroupRec& gr) {
   // Dedicated spares go back to the group.
   for (const auto& id : gr.r.spares()) {
     auto it = drives_.find(id);
-    if (it == drives_.end()) continue;
+    if (it == drives_.end() || it->second.missing) continue;  // missing: an NVMe namespace not on the host
     std::string e;
     auto d = reopen(it->second, &e);
     if (!d || !gr.g->add_spare(std::move(d), true, &e)) {

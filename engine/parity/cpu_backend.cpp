@@ -4,6 +4,7 @@
 #include <isa-l/raid.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -159,10 +160,13 @@ class CpuBackend final : public ParityBackend {
   void verify(ParityJob* j) {
     const Codec& c = *j->codec;
     const uint32_t k = c.k(), m = c.m();
-    if (scratch_.size() < size_t(m) * j->len) scratch_.resize(size_t(m) * j->len + 64);
+    // ISA-L's AVX kernels (xor_gen_avx, picked on CPUs without AVX-512) use
+    // aligned loads and stores: the scratch rows start on 64-byte boundaries.
+    if (scratch_.size() < size_t(m) * j->len + 64) scratch_.resize(size_t(m) * j->len + 64);
+    uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch_.data()) + 63) & ~uintptr_t(63));
     ParityJob e = *j;
     e.op = ParityOp::Encode;
-    for (uint32_t r = 0; r < m; r++) e.dst[r] = scratch_.data() + size_t(r) * j->len;
+    for (uint32_t r = 0; r < m; r++) e.dst[r] = base + size_t(r) * j->len;
     encode(&e);
     j->mismatch_rows = 0;
     for (uint32_t r = 0; r < m; r++)

@@ -256,6 +256,7 @@ TEST_F(Fuzz, TenThousandBadRequestsChangeNothing) {
   std::vector<std::function<void()>> readers = {
       [&] { v1::DaemonInfo x; call(&v1::Gpuraid::Stub::GetInfo, v1::GetInfoRequest(), &x); },
       [&] { v1::DriveRef q; q.set_id(any_string(r)); v1::Drive x; call(&v1::Gpuraid::Stub::GetDrive, q, &x); },
+      [&] { v1::ScanDrivesResponse x; call(&v1::Gpuraid::Stub::ScanDrives, v1::ScanDrivesRequest(), &x); },
       [&] { v1::GroupRef q; q.set_name(any_string(r)); v1::Group x; call(&v1::Gpuraid::Stub::GetGroup, q, &x); },
       [&] { v1::VolumeRef q; q.set_id(any_string(r)); v1::Volume x; call(&v1::Gpuraid::Stub::GetVolume, q, &x); },
       [&] {

@@ -31,6 +31,7 @@ expect_rc 2 gp pd add
 expect_rc 2 gp pd add "$T/x.img" --size 12Q
 expect_rc 2 gp pd add "$T/x.img" --type tape
 expect_rc 2 gp pd show
+expect_rc 2 gp pd scan extra
 expect_rc 2 gp dg create pd3 pd4
 expect_rc 2 gp dg create --level 7 pd3 pd4
 expect_rc 2 gp dg create --level 5
@@ -123,6 +124,9 @@ expect_rc 1 gp vd read vd0 --length 100 --out "$T/o"
 expect_rc 1 gp vd read vd0 --offset 512 --length 4K --out "$T/o"
 expect_rc 1 gp vd read nope --length 4K --out "$T/o"
 expect_rc 1 gp stats --vd nope
+# The NVMe scan reads only (with or without NVMe on this host).
+expect_rc 0 gp pd scan
+expect_rc 0 gp pd scan --json
 
 step "refused requests changed nothing"
 AFTER=$(state)

@@ -24,12 +24,13 @@ gp() { "$BIN/gpuraid" "$@"; }
 start_daemon() {
   "$BIN/gpuraidd" --state-dir "$T/state" --socket "$SOCK" "$@" >>"$T/daemon.log" 2>&1 &
   DPID=$!
-  for _ in $(seq 100); do
+  # DAEMON_START_S: how long to wait (slow machines, e.g. the TCG VM lane).
+  for _ in $(seq $((${DAEMON_START_S:-10} * 10))); do
     gp info >/dev/null 2>&1 && return 0
     kill -0 "$DPID" 2>/dev/null || fail "gpuraidd exited at start"
     sleep 0.1
   done
-  fail "gpuraidd did not answer within 10 s"
+  fail "gpuraidd did not answer within ${DAEMON_START_S:-10} s"
 }
 
 stop_daemon() {

@@ -3,7 +3,8 @@
 # drives and runs one guest script (default guest-ublk.sh: five 128 MiB
 # drives, four members and a replacement) against BINDIR's programs.
 # Exit 77 (skip) only when qemu or the kernel package cannot be obtained.
-#   lane.sh [--guest SCRIPT] [--nvme N] BINDIR [STEP...]
+#   lane.sh [--guest SCRIPT] [--nvme N] [--nvme-opts "OPTS..."] BINDIR [STEP...]
+# --nvme-opts: per-drive qemu nvme options (VMLANE_NVME_OPTS, see run.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 guest=guest-ublk.sh
@@ -12,6 +13,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --guest) guest=$2; shift 2 ;;
     --nvme) nvme=$2; shift 2 ;;
+    --nvme-opts) export VMLANE_NVME_OPTS=$2; shift 2 ;;
     *) break ;;
   esac
 done

@@ -5,6 +5,8 @@
 # vmlane0.., fresh sparse images) and runs COMMAND in it as root. The exit
 # status of COMMAND is passed through; 124: timed out; 125: the guest never
 # reported a status. Only the qemu this script started is ever killed.
+# VMLANE_NVME_OPTS: per-drive qemu nvme device options, one word per drive
+# in order ("-" = none), e.g. "- logical_block_size=4096,physical_block_size=4096".
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 nvme=${VMLANE_NVME:-4}
@@ -56,10 +58,13 @@ exec busybox poweroff -f
 EOS
 
 drives=()
+read -r -a dev_opts <<<"${VMLANE_NVME_OPTS:-}"
 for i in $(seq 0 $((nvme - 1))); do
   truncate -s "$nvme_size" "$run/nvme$i.img"
+  extra=${dev_opts[$i]:--}
+  [ "$extra" = - ] && extra="" || extra=",$extra"
   drives+=(-drive "file=$run/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads"
-           -device "nvme,serial=vmlane$i,drive=nv$i")
+           -device "nvme,serial=vmlane$i,drive=nv$i$extra")
 done
 virtfs=security_model=none,multidevs=remap
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Runs inside the lane's guest (see run.sh): NVMe namespaces under the real
+# gpuraidd and gpuraid CLI. Usage: guest-nvme.sh BINDIR
+# Drives (lane.sh --nvme 5 --nvme-opts, see tests/vm/CMakeLists.txt):
+#   vmlane0, vmlane1: 512 B LBAs; vmlane2, vmlane3: 4 KiB; vmlane4: 8 KiB.
+# Checks: pd scan shows every namespace's identity; the 512 B / 4 KiB mix
+# forms a RAID 5 with instant initialisation when DLFEAT allows (a scrub
+# finds every stripe consistent); the 8 KiB namespace, a namespace already
+# registered (under another path) and a member are refused, nothing
+# changed; data written through the engine and through a ublk export; the
+# NVMe controllers are unbound and bound back in another order, so every
+# /dev/nvme* number changes, and the restarted daemon reassembles the group
+# from the same namespaces, found by identity, and the data verifies.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../e2e/lib.sh" "$1"
+DAEMON_START_S=180
+W=${VMLANE_WORK:-/run/lane}
+mkdir -p "$W"
+RESULTS=${VMLANE_RESULTS:-$W/results}
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
+trap 'cp -f "$T/daemon.log" "$W/daemon.log" 2>/dev/null; cleanup' EXIT
+
+modprobe nvme && modprobe ublk_drv || fail "modules"
+# Block devices by serial, from sysfs (the namespace's device: a controller,
+# or with native multipath the subsystem; both have `serial`).
+dev_of() {
+  for b in /sys/block/nvme*n1; do
+    [ "$(tr -d ' ' <"$b/device/serial" 2>/dev/null)" = "$1" ] && { echo "/dev/$(basename "$b")"; return 0; }
+  done
+  return 1
+}
+wait_namespaces() {
+  for _ in $(seq 300); do
+    local n=0
+    for i in 0 1 2 3 4; do dev_of vmlane$i >/dev/null && [ -b "$(dev_of vmlane$i)" ] && n=$((n + 1)); done
+    [ $n -eq 5 ] && return 0
+    sleep 0.1
+  done
+  fail "expected 5 NVMe namespaces (vmlane0..4); /sys/block has: $(ls /sys/block | tr '\n' ' ')"
+}
+map() { for i in 0 1 2 3 4; do printf '%s=%s ' vmlane$i "$(dev_of vmlane$i)"; done; }
+wait_namespaces
+log "namespaces: $(map)"
+D=()
+for i in 0 1 2 3 4; do D[$i]=$(dev_of vmlane$i); done
+
+start_daemon
+step "pd scan: every namespace with its identity"
+gp pd scan
+gp pd scan --json >"$W/scan.json"
+python3 - "$W/scan.json" <<'EOF' || fail "pd scan"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ns = {n["nvme"]["serial"]: n for n in d.get("namespaces", [])}
+want = {"vmlane0": 512, "vmlane1": 512, "vmlane2": 4096, "vmlane3": 4096, "vmlane4": 8192}
+assert set(want) <= set(ns), f"serials {sorted(ns)}"
+for s, lba in want.items():
+    n = ns[s]["nvme"]
+    assert n["lba_bytes"] == lba, f"{s}: lba {n['lba_bytes']} != {lba}"
+    assert n["stable_id"] and n["model"] and n["firmware"] and n["subsystem_nqn"], f"{s}: identity {n}"
+    assert n["nsid"] == 1 and n["block_path"].startswith("/dev/nvme"), n
+    assert any(f["in_use"] and f["data_bytes"] == lba for f in n["lba_formats"]), n["lba_formats"]
+    assert n["transport"] == "pcie", n["transport"]
+    assert ns[s]["drive"] == "", f"{s} registered already"
+    if lba <= 4096:
+        assert ns[s]["usable"] and int(n["capacity_bytes"]) > 0 and int(n["max_transfer_bytes"]) > 0, ns[s]
+    else:
+        assert not ns[s]["usable"] and "8192-byte logical blocks" in ns[s]["note"], ns[s]
+assert len({ns[s]["nvme"]["stable_id"] for s in want}) == 5, "stable ids are not distinct"
+print("   ok: 5 namespaces identified; ids", [ns[s]["nvme"]["stable_id"] for s in sorted(want)])
+EOF
+ZEROES=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(all(n["nvme"]["deallocated_reads_zeroes"] for n in d["namespaces"] if n["nvme"]["serial"] in ("vmlane0","vmlane1","vmlane2","vmlane3")))' "$W/scan.json")
+result "DLFEAT of the members: deallocated blocks read zeroes = $ZEROES"
+
+step "pd add: 512 B and 4 KiB namespaces; identity recorded"
+for i in 0 1 2 3; do expect_rc 0 gp pd add "${D[$i]}" --id pd$i; done
+check "pd2 lba" 4096 "$(gp --json pd show pd2 | json 'd["nvme"]["lba_bytes"]')"
+check "pd0 serial" vmlane0 "$(gp --json pd show pd0 | json 'd["nvme"]["serial"]')"
+gp pd show pd2
+
+step "refused: an 8 KiB-block namespace, a namespace already registered; nothing changed"
+expect_rc 1 gp pd add "${D[4]}"
+echo "$ERR" | grep -q "8192-byte logical blocks" || fail "8 KiB refusal unclear: $ERR"
+echo "   refused: $ERR"
+ln -sf "${D[0]}" "$W/alias0"
+expect_rc 1 gp pd add "$W/alias0"
+echo "$ERR" | grep -q "already registered as pd0" || fail "duplicate namespace refusal unclear: $ERR"
+echo "   refused: $ERR"
+check "drives after refusals" 4 "$(gp --json pd list | json 'len(d["drives"])')"
+
+step "dg create RAID 5 over 2 x 512 B + 2 x 4 KiB"
+t0=$(date +%s.%N)
+expect_rc 0 gp dg create pd0 pd1 pd2 pd3 --level 5 --strip 64K --name dg0
+t1=$(date +%s.%N)
+INIT=$(gp events --json | python3 -c '
+import json, sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e["kind"] == "EVENT_KIND_GROUP_CREATED": print(e["message"].split("initialisation: ", 1)[1])')
+result "dg create ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s): initialisation: $INIT"
+if [ "$ZEROES" = True ]; then
+  case "$INIT" in instant*) ;; *) fail "DLFEAT allows instant initialisation, got: $INIT" ;; esac
+  check "init running" False "$(gp --json dg show dg0 | json 'd["init"]["running"]')"
+  check "redundancy claimed at once" True "$(gp --json dg show dg0 | json 'd["redundancy_claimed"]')"
+else
+  case "$INIT" in background*) ;; *) fail "DLFEAT does not allow instant initialisation, got: $INIT" ;; esac
+fi
+grep -q "initialisation: $INIT" "$T/daemon.log" || fail "the daemon log does not say which initialisation"
+
+step "refused: a namespace already in a group; nothing changed"
+expect_rc 1 gp dg create pd0 pd1 --level 1 --name dg1
+echo "$ERR" | grep -q "pd0 is not free (in dg0)" || fail "member refusal unclear: $ERR"
+echo "   refused: $ERR"
+expect_rc 1 gp pd add "${D[1]}"
+echo "$ERR" | grep -q "already registered as pd1" || fail "member path refusal unclear: $ERR"
+check "groups" 1 "$(gp --json dg list | json 'len(d["groups"])')"
+check "dg0 state" GROUP_STATE_OPTIMAL "$(gp --json dg show dg0 | json 'd["state"]')"
+
+step "scrub: every stripe consistent (instant init made parity right)"
+t0=$(date +%s.%N)
+expect_rc 0 gp dg scrub dg0 start
+for _ in $(seq 1200); do
+  kill -0 "$DPID" 2>/dev/null || fail "gpuraidd died during the scrub"
+  [ "$(gp --json dg show dg0 | json 'd["scrub"]["running"]')" = False ] && break
+  sleep 0.5
+done
+gp --json dg show dg0 >"$W/dg0.json"
+check "scrub running" False "$(json 'd["scrub"]["running"]' <"$W/dg0.json")"
+check "mismatched stripes" 0 "$(json 'int(d["last_scrub"]["mismatched_stripes"])' <"$W/dg0.json")"
+checked=$(json 'int(d["last_scrub"]["stripes_checked"])' <"$W/dg0.json")
+[ "$checked" -gt 0 ] || fail "the scrub checked no stripes"
+result "scrub of dg0 ($checked stripes, TCG): $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s, no mismatch"
+
+step "data: through the engine and through a ublk export"
+expect_rc 0 gp vd create dg0 --rest --name vd0
+expect_rc 0 gp vd write vd0 --pattern 7 --offset 0 --length 4M
+expect_rc 0 gp vd write vd0 --pattern 8 --offset 200M --length 1M
+expect_rc 0 gp vd export vd0 --ublk
+UBLK=$(gp --json vd show vd0 | json 'd["export"]["dev_path"]')
+[ -b "$UBLK" ] || fail "no ublk device ($UBLK)"
+FIO=(--name=nvme --filename="$UBLK" --offset=64M --size=48M --ioengine=io_uring --direct=1 --bsrange=4k-128k
+     --blockalign=4k --iodepth=16 --verify=crc32c --verify_fatal=1)
+fio "${FIO[@]}" --rw=randwrite --do_verify=1 >"$W/fio.write" 2>&1 || fail "fio write+verify on $UBLK: $(tail -5 "$W/fio.write")"
+result "ublk fio randwrite 4k-128k + verify over the 512 B/4 KiB RAID 5 (TCG): $(sed -n 's/.*write: IOPS=\([^,]*\),.*/\1/p' "$W/fio.write") IOPS"
+expect_rc 0 gp vd read vd0 --verify-pattern 7 --offset 0 --length 4M
+
+step "renumbering: controllers unbound, bound back so that every number changes"
+stop_daemon
+BEFORE=$(map)
+# Bound one at a time after all are unbound, the k-th controller gets
+# instance k (and its namespace nvme<k>n1): the controller that was nvmeJ
+# is bound in position (J + 1) mod 5, so no namespace keeps its node.
+ORDER=()
+for x in /sys/class/nvme/nvme*; do
+  j=${x##*/nvme}
+  ORDER[$(((j + 1) % 5))]="$(basename "$(readlink -f "$x/device")") $(tr -d ' ' <"$x/serial")"
+done
+[ ${#ORDER[@]} -eq 5 ] || fail "expected controllers nvme0..4, found $(ls /sys/class/nvme | tr '\n' ' ')"
+for e in "${ORDER[@]}"; do echo "${e% *}" >/sys/bus/pci/drivers/nvme/unbind || fail "unbind ${e% *}"; done
+for e in "${ORDER[@]}"; do
+  echo "${e% *}" >/sys/bus/pci/drivers/nvme/bind || fail "bind ${e% *}"
+  # Its namespace up before the next bind, so that instance numbers follow the order.
+  for _ in $(seq 300); do dev_of "${e#* }" >/dev/null && break; sleep 0.1; done
+done
+wait_namespaces
+AFTER=$(map)
+log "before: $BEFORE"
+log "after:  $AFTER"
+for i in 0 1 2 3 4; do
+  [ "$(dev_of vmlane$i)" != "${D[$i]}" ] || fail "vmlane$i kept ${D[$i]}: the renumbering would prove less"
+done
+result "renumbered: $BEFORE-> $AFTER"
+
+step "restart: the group assembles from the same namespaces, found by identity"
+start_daemon
+check "dg0 state" GROUP_STATE_OPTIMAL "$(gp --json dg show dg0 | json 'd["state"]')"
+for i in 0 1 2 3; do
+  gp --json pd show pd$i >"$W/pd$i.json"
+  check "pd$i path (vmlane$i)" "$(dev_of vmlane$i)" "$(json 'd["path"]' <"$W/pd$i.json")"
+  check "pd$i serial" vmlane$i "$(json 'd["nvme"]["serial"]' <"$W/pd$i.json")"
+  check "pd$i member index" $i "$(json 'd["member_index"]' <"$W/pd$i.json")"
+  check "pd$i state" DRIVE_STATE_ONLINE "$(json 'd["state"]' <"$W/pd$i.json")"
+done
+grep -q "is now at" "$T/daemon.log" || fail "the daemon did not log the new paths"
+grep "is now at" "$T/daemon.log" | sed 's/^/   /'
+expect_rc 0 gp vd read vd0 --verify-pattern 7 --offset 0 --length 4M
+expect_rc 0 gp vd read vd0 --verify-pattern 8 --offset 200M --length 1M
+UBLK=$(gp --json vd show vd0 | json 'd["export"]["dev_path"]')
+[ -b "$UBLK" ] || fail "the ublk export was not restored ($UBLK)"
+fio "${FIO[@]}" --rw=randwrite --verify_only >"$W/fio.verify" 2>&1 || fail "fio verify after renumbering: $(tail -5 "$W/fio.verify")"
+gp pd scan
+check "scan after restart: members" 4 "$(gp --json pd scan | json 'sum(1 for n in d["namespaces"] if n["group"] == "dg0")')"
+stop_daemon
+log "done: every check passed"
