@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "daemon/control_plane.h"
+#include "engine/io/nvme_char.h"
 #include "daemon/convert.h"
 #include "daemon/logging.h"
 #include "daemon/validate.h"
@@ -96,8 +97,9 @@ grpc::Status ControlPlane::add_drive(const v1::AddDriveRequest& q, v1::Drive* ou
     if (d.r.path() == path) return exists(path + " is already registered as " + oid);
   // An NVMe namespace: identified, its format checked, recorded by stable id.
   v1::NvmeIdentity nvme;
-  if (type == DriveType::Block)
-    if (auto s = nvme_admit(path, &nvme); !s.ok()) return s;
+  // (A passthrough drive, /dev/ngXnY, through its namespace's block device.)
+  if (type == DriveType::Block || type == DriveType::NvmeChar)
+    if (auto s = nvme_admit(type == DriveType::Block ? path : nvme_block_twin(path), &nvme); !s.ok()) return s;
   // Refuse to create over a file that exists: creating means "a new drive".
   struct stat sb;
   if (size && type == DriveType::File && stat(path.c_str(), &sb) == 0)

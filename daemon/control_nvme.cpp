@@ -5,6 +5,7 @@
 #include <map>
 
 #include "daemon/control_plane.h"
+#include "engine/io/nvme_char.h"
 #include "daemon/logging.h"
 #include "daemon/nvme_convert.h"
 #include "daemon/validate.h"
@@ -58,10 +59,14 @@ void ControlPlane::resolve_nvme_paths() {
     }
     const nvme::Identity& now = *it->second;
     // The recorded path stays when it still names this namespace (e.g. a
-    // /dev/disk/by-id link); otherwise the namespace's current node.
-    if (nvme::block_name(d.r.path()) != now.block_path.substr(5)) {
-      spdlog::info("drive {}: NVMe namespace {} is now at {} (was {})", id, sid, now.block_path, d.r.path());
-      d.r.set_path(now.block_path);
+    // /dev/disk/by-id link); otherwise the namespace's current node (its
+    // generic char device /dev/ngXnY for a passthrough drive).
+    const bool passthru = d.r.type() == v1::DRIVE_TYPE_NVME_CHAR;
+    const std::string recorded = passthru ? nvme_block_twin(d.r.path()) : d.r.path();
+    if (nvme::block_name(recorded) != now.block_path.substr(5)) {
+      const std::string now_path = passthru ? "/dev/ng" + now.block_path.substr(9) : now.block_path;
+      spdlog::info("drive {}: NVMe namespace {} is now at {} (was {})", id, sid, now_path, d.r.path());
+      d.r.set_path(now_path);
     }
     nvme_to_api(now, d.r.mutable_nvme());
   }
