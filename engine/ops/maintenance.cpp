@@ -74,6 +74,7 @@ void writes_done(Op* op) {
   release_write_intent(op);
   const bool ok = absorb_errors(op);
   const bool rebuild_target_lost = op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member;
+  if (op->mkind == M::Rebuild && ok && !rebuild_target_lost) op->vol->mutable_stats().rebuild_stripes_written++;
   finish(op, ok && !rebuild_target_lost ? 0 : -EIO);
 }
 
@@ -360,6 +361,12 @@ void maint_locked(Op* op) {
     return finish(op, 0);
   }
   if (op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member) return finish(op, -EIO);
+  // A member back from a path loss holds every stripe it did not miss.
+  if (op->mkind == M::Rebuild && op->vol->hooks.rebuild_skip && op->vol->hooks.rebuild_skip(op->stripe)) {
+    op->mres->skipped = true;
+    op->vol->mutable_stats().rebuild_stripes_skipped++;
+    return finish(op, 0);
+  }
   if (g.is_mirror()) mirror_locked(op);
   else parity_locked(op);
 }
