@@ -61,6 +61,12 @@ class DriveGroup {
   virtual ScrubReport last_scrub() const = 0;
   virtual bool redundancy_claimed() const = 0;
   virtual bool stop(std::string* err) = 0;
+  // Path loss (see Group): what an I/O error means, how long a member may
+  // be missing, and the transitions the daemon sees in sysfs.
+  virtual void set_path_policy(std::function<bool(uint32_t member, int err)> lost) = 0;
+  virtual void set_missing_timeout_ms(uint64_t ms) = 0;
+  virtual bool mark_member_missing(uint32_t index, std::string* err) = 0;
+  virtual bool reinstate_member(uint32_t index, std::string* err) = 0;
 };
 
 }  // namespace gpuraid::daemon

@@ -36,6 +36,10 @@ class EngineGroup final : public DriveGroup {
   ScrubReport last_scrub() const override { return g_->last_scrub(); }
   bool redundancy_claimed() const override { return g_->redundancy_claimed(); }
   bool stop(std::string* err) override { return g_->stop(err); }
+  void set_path_policy(std::function<bool(uint32_t, int)> lost) override { g_->set_path_policy(std::move(lost)); }
+  void set_missing_timeout_ms(uint64_t ms) override { g_->set_missing_timeout_ms(ms); }
+  bool mark_member_missing(uint32_t i, std::string* err) override { return g_->mark_member_missing(i, err); }
+  bool reinstate_member(uint32_t i, std::string* err) override { return g_->reinstate_member(i, err); }
 
  private:
   std::unique_ptr<Group> g_;
