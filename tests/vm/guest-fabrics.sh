@@ -12,12 +12,13 @@ BIN=$1
 shift
 STEPS=${*:-bad_input connect raid6 path_return path_timeout}
 W=${VMLANE_WORK:-/run/lane}
-mkdir -p $W
+R=/run/fabrics   # sockets and state: 9p cannot hold a socket
+mkdir -p $W $R
 RESULTS=${VMLANE_RESULTS:-$W/results}
-SOCK=$W/gpuraid.sock
+SOCK=$R/gpuraid.sock
 CFG=/sys/kernel/config/nvmet
 NQN=nqn.2026-11.io.gpuraid.lane:tcp
-LOSS_TMO=20   # ctrl-loss-tmo of the TCP paths (s)
+LOSS_TMO=30   # ctrl-loss-tmo of the TCP paths (s)
 failures=0
 
 log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
@@ -48,16 +49,19 @@ tcp_ctrls() { grep -l tcp /sys/class/nvme/nvme*/transport 2>/dev/null | wc -l; }
 fio_nbd() {  # name offset size extra...: random writes with crc32c verify through the NBD export
   local name=$1 off=$2 size=$3
   shift 3
-  fio --name=$name --ioengine=nbd --uri="nbd+unix:///?socket=$W/vd.sock" --rw=randwrite --bs=4k --iodepth=8 \
+  fio --name=$name --ioengine=nbd --uri="nbd+unix:///?socket=$R/vd.sock" --rw=randwrite --bs=4k --iodepth=8 \
       --offset=$off --size=$size --verify=crc32c --do_verify=1 --verify_fatal=1 "$@" >$W/fio.$name 2>&1 ||
     { fail "fio $name"; tail -5 $W/fio.$name; return 1; }
 }
-target_port() {  # add|del PORT NQN: link (or unlink) a subsystem on an nvmet port
-  case $1 in
-    add) ln -s $CFG/subsystems/$3 $CFG/ports/$2/subsystems/$3 ;;
-    del) rm $CFG/ports/$2/subsystems/$3 ;;
-  esac
+# port_up|port_down N NQN: nvmet port N (127.0.0.1:4419+N) offering NQN, or gone
+# altogether (reconnects are refused: the host keeps trying until
+# ctrl-loss-tmo; a port without the subsystem would answer "do not retry").
+port_up() {
+  local p=$CFG/ports/$1
+  mkdir $p && echo tcp >$p/addr_trtype && echo ipv4 >$p/addr_adrfam && echo 127.0.0.1 >$p/addr_traddr &&
+    echo $((4419 + $1)) >$p/addr_trsvcid && ln -s $CFG/subsystems/$2 $p/subsystems/$2
 }
+port_down() { rm $CFG/ports/$1/subsystems/$2 && rmdir $CFG/ports/$1; }
 
 # ---- the target: two subsystems on two ports of 127.0.0.1 ----
 for m in nvme nvme-tcp nvmet nvmet-tcp; do modprobe $m || { log "FAIL: modprobe $m"; exit 1; }; done
@@ -67,10 +71,7 @@ for i in 0 1; do
   s=$CFG/subsystems/$NQN$i
   mkdir $s && echo 1 >$s/attr_allow_any_host && mkdir $s/namespaces/1 &&
     echo -n /dev/nullb$i >$s/namespaces/1/device_path && echo 1 >$s/namespaces/1/enable &&
-    mkdir $CFG/ports/$((i + 1)) && echo tcp >$CFG/ports/$((i + 1))/addr_trtype &&
-    echo ipv4 >$CFG/ports/$((i + 1))/addr_adrfam && echo 127.0.0.1 >$CFG/ports/$((i + 1))/addr_traddr &&
-    echo $((4420 + i)) >$CFG/ports/$((i + 1))/addr_trsvcid && target_port add $((i + 1)) $NQN$i ||
-    { log "FAIL: nvmet target"; exit 1; }
+    port_up $((i + 1)) $NQN$i || { log "FAIL: nvmet target"; exit 1; }
 done
 for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
 LOCAL=()   # emulated NVMe by serial: vmlane0..3 members, vmlane4 the spare
@@ -81,7 +82,7 @@ for i in 0 1 2 3 4; do
 done
 [ ${#LOCAL[@]} -eq 5 ] || { log "FAIL: expected 5 emulated NVMe drives, found ${LOCAL[*]}"; exit 1; }
 
-$BIN/gpuraidd --state-dir $W/state --socket $SOCK --log-file $W/gpuraidd.log --reactors 2 &
+$BIN/gpuraidd --state-dir $R/state --socket $SOCK --log-file $W/gpuraidd.log --reactors 2 &
 DPID=$!
 for _ in $(seq 1 300); do gp info >/dev/null 2>&1 && break; sleep 0.1; done
 gp info >/dev/null || { log "FAIL: gpuraidd did not come up"; tail -20 $W/gpuraidd.log; exit 1; }
@@ -115,29 +116,30 @@ step_connect() {
     log "$NQN$i: $(json 'd["controller"]' <$W/connect$i) -> ${TCP[$i]} $(json 'd["drives"][0]["path"]' <$W/connect$i)"
   done
   refused "connect twice" "already connected" gp pd connect --traddr 127.0.0.1 --trsvcid 4420 --nqn ${NQN}0
-  [ -s $W/state/hostnqn ] || fail "no host NQN saved in the state dir"
-  result "host $(cat $W/state/hostnqn); TCP drives ${TCP[*]}"
+  [ -s $R/state/hostnqn ] || fail "no host NQN saved in the state dir"
+  result "host $(cat $R/state/hostnqn); TCP drives ${TCP[*]}"
 }
 
 step_raid6() {
   local ids=()
   for d in "${LOCAL[@]}"; do ids+=("$(gp pd add $d --json | json 'd["id"]')"); done
-  gp dg create --level 6 --strip 64K --name dg0 --assume-zeroed --spare ${ids[4]} \
+  gp dg create --level 6 --strip 64K --name dg0 --assume-zeroed \
     ${ids[0]} ${ids[1]} ${TCP[0]} ${ids[2]} ${ids[3]} ${TCP[1]} || { fail "dg create"; return 1; }
+  gp pd spare ${ids[4]} --group dg0 >/dev/null || fail "spare"
   refused "disconnect a member's subsystem" "member" gp pd disconnect --traddr 127.0.0.1 --trsvcid 4420 --nqn ${NQN}0
-  gp vd create dg0 --rest --name vd0 && gp vd export vd0 --nbd --listen unix:$W/vd.sock || { fail "vd"; return 1; }
+  gp vd create dg0 --rest --name vd0 && gp vd export vd0 --nbd --listen unix:$R/vd.sock || { fail "vd"; return 1; }
   fio_nbd base 0 48M
   MEMBER_BYTES=$(gp dg show dg0 --json | json 'int(d["capacity_bytes"]) // 4')
 }
 
 step_path_return() {
   # Member 5 is ${NQN}1 on port 2: its path goes away, I/O goes on, it comes back.
-  target_port del 2 ${NQN}1
+  port_down 2 ${NQN}1 || fail "port down"
   wait_event member_missing 30 || return 1
   [ "$(member_state 5)" = DRIVE_STATE_MISSING ] || fail "member 5 is $(member_state 5), not missing"
-  fio_nbd missed 96M 16M
+  fio_nbd missed 96M 8M
   gp vd read vd0 --length 4K >/dev/null 2>&1 || true
-  target_port add 2 ${NQN}1
+  port_up 2 ${NQN}1 || fail "port up"
   wait_event member_resynced 60 || return 1
   local msg=$(gp events | grep -i " member_resynced " | tail -1)
   log "$msg"
@@ -149,7 +151,7 @@ step_path_return() {
   [ "$(gp dg show dg0 --json | json 'len(d["spares"])')" = 1 ] || fail "the spare was used"
   result "path loss within ctrl-loss-tmo: member resynced $done of $all bytes ($((done * 100 / all))%)"
   fio_nbd base 0 48M --verify_only
-  fio_nbd missed 96M 16M --verify_only
+  fio_nbd missed 96M 8M --verify_only
   gp dg scrub dg0 start >/dev/null || fail "scrub start"
   for _ in $(seq 1 600); do [ "$(gp dg show dg0 --json | json 'd["scrub"].get("running", False)')" = False ] && break; sleep 0.5; done
   local mism=$(gp dg show dg0 --json | json 'int(d["last_scrub"].get("mismatched_stripes", 0))')
@@ -159,7 +161,7 @@ step_path_return() {
 }
 
 step_path_timeout() {
-  target_port del 2 ${NQN}1
+  port_down 2 ${NQN}1 || fail "port down"
   local t0=$(date +%s)
   for _ in $(seq 1 300); do [ "$(member_state 5)" = DRIVE_STATE_MISSING ] && break; sleep 0.1; done
   fio_nbd late 160M 16M
@@ -173,9 +175,9 @@ step_path_timeout() {
   [ "$(gp dg show dg0 --json | json 'd["state"]')" = GROUP_STATE_OPTIMAL ] || fail "no rebuild onto the spare"
   result "path lost past ctrl-loss-tmo: member failed, spare rebuilt in $(( $(date +%s) - t0 )) s"
   fio_nbd base 0 48M --verify_only
-  fio_nbd missed 96M 16M --verify_only
+  fio_nbd missed 96M 8M --verify_only
   fio_nbd late 160M 16M --verify_only
-  target_port add 2 ${NQN}1
+  port_up 2 ${NQN}1 || fail "port up"
 }
 
 for s in $STEPS; do
