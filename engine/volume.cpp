@@ -247,13 +247,13 @@ void Volume::report_if_group_failed(uint64_t unusable) {
     events_.group_failed();
 }
 
-bool Volume::fail_member(uint32_t member, int err) {
+bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
   if (member >= geo_.members) return false;
   const uint64_t bit = 1ull << member;
   auto settled = [&] { return (failed_.load(std::memory_order_acquire) & ~missing_.load(std::memory_order_acquire)) & bit; };
   if (settled()) return false;
   std::lock_guard<std::mutex> g(fail_mu_);
-  if (settled()) return false;
+  if (settled() || (only_missing && !(missing_.load() & bit))) return false;
   // A member being rebuilt that fails again stops being rebuilt.
   if (rebuilding_.load() & bit) rebuilding_.store(0);
   if (hooks.persist_failure) hooks.persist_failure(member, err);

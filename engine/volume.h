@@ -91,7 +91,9 @@ class Volume {
   // effect, so no write that skips the member completes before the
   // superblocks say it failed. Returns true when this call changed its state.
   // A missing member is failed for good by this call.
-  bool fail_member(uint32_t member, int err);
+  bool fail_member(uint32_t member, int err) { return fail_if(member, err, false); }
+  // Fails the member only if it is (still) missing, atomically with its return.
+  bool fail_missing_member(uint32_t member, int err) { return fail_if(member, err, true); }
   // Marks an active (or rebuilding) member missing: its path is gone but may
   // come back. I/O treats it like a failed member (reads reconstruct, writes
   // skip it); hooks.persist_missing runs first. Returns true when this call
@@ -165,6 +167,7 @@ class Volume {
   void dispatch_write(Reactor& r, IoRequest* req);
   void dispatch_flush(Reactor& r, IoRequest* req);
   void report_if_group_failed(uint64_t unusable);
+  bool fail_if(uint32_t member, int err, bool only_missing);
 
   Engine& engine_;
   Geometry geo_;

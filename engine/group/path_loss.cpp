@@ -35,7 +35,7 @@ void Group::Impl::fail_overdue_missing() {
   const uint64_t now = mono_ns();
   for (uint64_t mm = vol->missing_mask(); mm; mm &= mm - 1) {
     const uint32_t m = uint32_t(__builtin_ctzll(mm));
-    if (now >= missing_deadline_ns[m].load()) vol->fail_member(m, -ETIMEDOUT);  // member_failed asks for a spare
+    if (now >= missing_deadline_ns[m].load()) vol->fail_missing_member(m, -ETIMEDOUT);  // member_failed asks for a spare
   }
 }
 
