@@ -159,10 +159,13 @@ class CpuBackend final : public ParityBackend {
   void verify(ParityJob* j) {
     const Codec& c = *j->codec;
     const uint32_t k = c.k(), m = c.m();
-    if (scratch_.size() < size_t(m) * j->len) scratch_.resize(size_t(m) * j->len + 64);
+    // ISA-L's AVX2/AVX-512 kernels store with aligned instructions: a
+    // vector's 16-byte alignment is not enough (the daemon's scrub crashed).
+    if (scratch_.size() < size_t(m) * j->len + 64) scratch_.resize(size_t(m) * j->len + 64);
+    uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch_.data()) + 63) & ~uintptr_t(63));
     ParityJob e = *j;
     e.op = ParityOp::Encode;
-    for (uint32_t r = 0; r < m; r++) e.dst[r] = scratch_.data() + size_t(r) * j->len;
+    for (uint32_t r = 0; r < m; r++) e.dst[r] = base + size_t(r) * j->len;
     encode(&e);
     j->mismatch_rows = 0;
     for (uint32_t r = 0; r < m; r++)
