@@ -86,7 +86,7 @@ void ControlPlane::watch_paths() {
           log_limited(spdlog::level::info, "reinstate:" + name, "group {}: member {} cannot return yet: {}", name,
                       m.index, err);
       } else if ((serving || m.state == MemberState::Missing) && ps == PathState::Gone) {
-        if (gr.g->fail_member(m.index, &err))
+        if (gr.g->fail_member(m.index, &err, -ENODEV))
           spdlog::warn("group {}: member {} ({}) failed: its controller is gone", name, m.index, d->first);
       }
     }

@@ -44,7 +44,7 @@ class DriveGroup {
   virtual uint64_t generation() const = 0;
   virtual void set_event_handler(std::function<void(const GroupEvent&)> h) = 0;
   virtual void start_background(Reactor& r) = 0;
-  virtual bool fail_member(uint32_t index, std::string* err) = 0;
+  virtual bool fail_member(uint32_t index, std::string* err, int code = -ECANCELED) = 0;
   virtual bool replace_member(uint32_t index, std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual bool add_spare(std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual size_t spare_count() const = 0;

@@ -15,7 +15,7 @@ class EngineGroup final : public DriveGroup {
   uint64_t generation() const override { return g_->generation(); }
   void set_event_handler(std::function<void(const GroupEvent&)> h) override { g_->set_event_handler(std::move(h)); }
   void start_background(Reactor& r) override { g_->start_background(r); }
-  bool fail_member(uint32_t i, std::string* err) override { return g_->fail_member(i, err); }
+  bool fail_member(uint32_t i, std::string* err, int code = -ECANCELED) override { return g_->fail_member(i, err, code); }
   bool replace_member(uint32_t i, std::unique_ptr<Drive> d, bool force, std::string* err) override {
     return g_->replace_member(i, std::move(d), force, err);
   }

@@ -304,13 +304,13 @@ size_t Group::spare_count() const {
   return n;
 }
 
-bool Group::fail_member(uint32_t index, std::string* err) {
+bool Group::fail_member(uint32_t index, std::string* err, int code) {
   if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
   if ((volume_->failed_mask() & ~volume_->missing_mask()) >> index & 1)
     return fail(err, "member " + std::to_string(index) + " is already failed");
   if (!(volume_->missing_mask() >> index & 1) && !volume_->geometry().survives(volume_->unusable_mask() | 1ull << index))
     return fail(err, "failing member " + std::to_string(index) + " would fail the group (no redundancy left)");
-  volume_->fail_member(index, -ECANCELED);
+  volume_->fail_member(index, code);
   return true;
 }
 

@@ -9,6 +9,7 @@
 // start_background(); whoever owns that reactor keeps polling it. I/O from
 // any reactor goes through volume() as usual.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -109,7 +110,8 @@ class Group {
   void start_background(Reactor& r);
 
   // Operator actions. Each returns false with *err and changes nothing on refusal.
-  bool fail_member(uint32_t index, std::string* err);  // also a missing member
+  // Also a missing member; code: the reason the events give (default: the operator).
+  bool fail_member(uint32_t index, std::string* err, int code = -ECANCELED);
   bool replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err);
   bool add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err);
   size_t spare_count() const;
