@@ -23,6 +23,7 @@ uint64_t size_arg(const std::string& s);  // after kSize validated it
 
 void add_info_commands(Cli& c);   // info, stats, events
 void add_pd_commands(Cli& c);
+void add_pd_fabrics_commands(Cli& c, CLI::App* pd);  // pd discover|connect|disconnect
 void add_dg_commands(Cli& c);
 void add_vd_commands(Cli& c);
 

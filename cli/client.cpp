@@ -50,6 +50,7 @@ Client::Client(const Globals& g) : timeout_s_(g.timeout_s) {
   }
   auto ch = grpc::CreateCustomChannel(unix_ ? "unix:" + target_ : target_, creds, args);
   stub_ = v1::Gpuraid::NewStub(ch);
+  fabrics_ = v1::Fabrics::NewStub(ch);
 }
 
 std::unique_ptr<grpc::ClientContext> Client::context(bool no_deadline) const {

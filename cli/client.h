@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "gpuraid/v1/fabrics.grpc.pb.h"
 #include "gpuraid/v1/gpuraid.grpc.pb.h"
 
 namespace gpuraid::cli {
@@ -35,6 +36,7 @@ class Client {
  public:
   explicit Client(const Globals& g);
   v1::Gpuraid::Stub& stub() { return *stub_; }
+  v1::Fabrics::Stub& fabrics() { return *fabrics_; }
   std::unique_ptr<grpc::ClientContext> context(bool no_deadline = false) const;
   // Prints what went wrong and returns the exit code for it.
   int fail(const grpc::Status& s) const;
@@ -42,8 +44,12 @@ class Client {
 
   template <typename Req, typename Resp, typename M>
   int call(M method, const Req& q, Resp* r) {
+    return call_on(*stub_, method, q, r);
+  }
+  template <typename Stub, typename Req, typename Resp, typename M>
+  int call_on(Stub& stub, M method, const Req& q, Resp* r) {
     auto ctx = context();
-    grpc::Status s = (stub_.get()->*method)(ctx.get(), q, r);
+    grpc::Status s = (stub.*method)(ctx.get(), q, r);
     return s.ok() ? kOk : fail(s);
   }
 
@@ -52,6 +58,7 @@ class Client {
   bool unix_ = true;
   double timeout_s_;
   std::unique_ptr<v1::Gpuraid::Stub> stub_;
+  std::unique_ptr<v1::Fabrics::Stub> fabrics_;
 };
 
 }  // namespace gpuraid::cli

@@ -1,4 +1,4 @@
-// gpuraid pd add|list|show|remove|fail|spare|unspare
+// gpuraid pd add|list|show|remove|fail|spare|unspare (discover|connect|disconnect: cmd_pd_fabrics.cpp)
 #include <algorithm>
 #include <memory>
 #include <type_traits>
@@ -151,6 +151,7 @@ void add_pd_commands(Cli& c) {
       };
     });
   }
+  add_pd_fabrics_commands(c, pd);
 }
 
 }  // namespace gpuraid::cli

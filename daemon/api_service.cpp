@@ -1,24 +1,9 @@
 #include "daemon/api_service.h"
 
-#include "daemon/logging.h"
+#include "daemon/guarded.h"
 
 namespace gpuraid::daemon {
 
-namespace {
-// A bug must not take the daemon down with it: report it as INTERNAL.
-template <typename F>
-grpc::Status guarded(const char* call, F&& f) {
-  try {
-    grpc::Status s = f();
-    if (!s.ok() && s.error_code() != grpc::StatusCode::NOT_FOUND)
-      log_limited(spdlog::level::info, std::string("refused:") + call, "{} refused: {}", call, s.error_message());
-    return s;
-  } catch (const std::exception& e) {
-    spdlog::error("{} failed: {}", call, e.what());
-    return {grpc::StatusCode::INTERNAL, std::string(call) + " failed inside the daemon: " + e.what()};
-  }
-}
-}  // namespace
 
 #define FORWARD(Name, Req, Resp, expr) \
   grpc::Status ApiService::Name(Ctx*, const Req* q, Resp* r) { return guarded(#Name, [&] { return expr; }); }

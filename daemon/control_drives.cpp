@@ -56,6 +56,10 @@ void ControlPlane::drive_to_api(const DriveRec& d, v1::Drive* out) const {
 
 grpc::Status ControlPlane::add_drive(const v1::AddDriveRequest& q, v1::Drive* out) {
   std::lock_guard<std::mutex> g(mu_);
+  return add_drive_locked(q, out);
+}
+
+grpc::Status ControlPlane::add_drive_locked(const v1::AddDriveRequest& q, v1::Drive* out) {
   DriveType type;
   if (q.type() == v1::DRIVE_TYPE_UNSPECIFIED) {
     type = guess_drive_type(q.path());

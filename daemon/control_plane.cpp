@@ -154,6 +154,12 @@ void ControlPlane::worker() {
       check_parity_backends();
       g.lock();
     }
+    if (std::chrono::steady_clock::now() - last_path_watch_ >= std::chrono::seconds(1)) {
+      last_path_watch_ = std::chrono::steady_clock::now();
+      g.unlock();
+      watch_paths();
+      g.lock();
+    }
   }
 }
 

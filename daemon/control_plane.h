@@ -21,8 +21,10 @@
 #include "daemon/engine_host.h"
 #include "daemon/event_bus.h"
 #include "daemon/exporter.h"
+#include "daemon/fabrics.h"
 #include "daemon/metered_target.h"
 #include "daemon/registry_store.h"
+#include "gpuraid/v1/fabrics.pb.h"
 #include "gpuraid/v1/gpuraid.pb.h"
 #include "gpuraid/v1/state.pb.h"
 
@@ -81,6 +83,11 @@ class ControlPlane {
   grpc::Status read_volume(const v1::ReadVolumeRequest& q, v1::ReadVolumeResponse* out);
 
   grpc::Status get_stats(const v1::GetStatsRequest& q, v1::Stats* out);
+
+  // NVMe-oF (control_fabrics.cpp).
+  grpc::Status discover_fabrics(const v1::FabricsDiscoverRequest& q, v1::FabricsDiscoverResponse* out);
+  grpc::Status connect_fabrics(const v1::FabricsConnectRequest& q, v1::FabricsConnectResponse* out);
+  grpc::Status disconnect_fabrics(const v1::FabricsDisconnectRequest& q, v1::FabricsDisconnectResponse* out);
   // Prometheus text exposition of the same figures.
   std::string metrics_text();
 
@@ -137,6 +144,7 @@ class ControlPlane {
   void attach_group(GroupRec& gr);
 
   // control_drives.cpp
+  grpc::Status add_drive_locked(const v1::AddDriveRequest& q, v1::Drive* out);
   void drive_to_api(const DriveRec& d, v1::Drive* out) const;
   std::unique_ptr<Drive> reopen(const DriveRec& d, std::string* err) const;
   grpc::Status find_drive(const std::string& id, DriveRec** out);
@@ -152,6 +160,18 @@ class ControlPlane {
   // whose deallocated blocks read zeroes (*zeroed true). Says which
   // initialisation the group gets and why.
   std::string instant_init(const std::vector<DriveRec*>& members, bool* zeroed);
+
+  // control_fabrics.cpp
+  grpc::Status host_identity(HostIdentity* out);
+
+  // control_paths.cpp: lost paths of NVMe-oF members (missing, back, gone).
+  struct PathTable {
+    std::mutex mu;
+    std::map<std::string, std::map<uint32_t, FabricsPath>> by_group;  // group -> member -> path
+  };
+  void install_path_policy(GroupRec& gr);
+  void refresh_path_table();
+  void watch_paths();  // worker, once a second
 
   // control_groups.cpp
   void group_to_api(const GroupRec& g, v1::Group* out) const;
@@ -192,6 +212,10 @@ class ControlPlane {
   std::deque<PendingEvent> pending_;
   bool stopping_ = false;
   std::thread worker_;
+
+  std::shared_ptr<PathTable> paths_ = std::make_shared<PathTable>();
+  std::chrono::steady_clock::time_point last_path_watch_;
+  HostIdentity host_id_;
 
   mutable std::mutex rates_mu_;
   std::map<std::string, Rates> rates_;

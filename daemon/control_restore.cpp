@@ -126,6 +126,7 @@ void ControlPlane::attach_group(GroupRec& gr) {
   gr.g->set_scrub_rate(gr.r.scrub_rate_bytes_s());
   gr.g->start_background(host_.engine().reactor(0));
   sync_members(gr);
+  install_path_policy(gr);
 }
 
 void ControlPlane::restore_volume(VolRec& vr) {

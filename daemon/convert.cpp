@@ -86,6 +86,9 @@ v1::EventKind group_event_to_api(GroupEvent::Kind k) {
     case GroupEvent::ScrubFinished: return v1::EVENT_KIND_SCRUB_FINISHED;
     case GroupEvent::MismatchFound: return v1::EVENT_KIND_MISMATCH_FOUND;
     case GroupEvent::GroupFailed: return v1::EVENT_KIND_GROUP_FAILED;
+    case GroupEvent::MemberMissing: return v1::EVENT_KIND_MEMBER_MISSING;
+    case GroupEvent::MemberReturned: return v1::EVENT_KIND_MEMBER_RETURNED;
+    case GroupEvent::MemberResynced: return v1::EVENT_KIND_MEMBER_RESYNCED;
   }
   return v1::EVENT_KIND_UNSPECIFIED;
 }

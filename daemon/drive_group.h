@@ -44,7 +44,7 @@ class DriveGroup {
   virtual uint64_t generation() const = 0;
   virtual void set_event_handler(std::function<void(const GroupEvent&)> h) = 0;
   virtual void start_background(Reactor& r) = 0;
-  virtual bool fail_member(uint32_t index, std::string* err) = 0;
+  virtual bool fail_member(uint32_t index, std::string* err, int code = -ECANCELED) = 0;
   virtual bool replace_member(uint32_t index, std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual bool add_spare(std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual size_t spare_count() const = 0;
@@ -61,6 +61,12 @@ class DriveGroup {
   virtual ScrubReport last_scrub() const = 0;
   virtual bool redundancy_claimed() const = 0;
   virtual bool stop(std::string* err) = 0;
+  // Path loss (see Group): what an I/O error means, how long a member may
+  // be missing, and the transitions the daemon sees in sysfs.
+  virtual void set_path_policy(std::function<bool(uint32_t member, int err)> lost) = 0;
+  virtual void set_missing_timeout_ms(uint64_t ms) = 0;
+  virtual bool mark_member_missing(uint32_t index, std::string* err) = 0;
+  virtual bool reinstate_member(uint32_t index, std::string* err) = 0;
 };
 
 }  // namespace gpuraid::daemon

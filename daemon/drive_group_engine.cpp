@@ -15,7 +15,7 @@ class EngineGroup final : public DriveGroup {
   uint64_t generation() const override { return g_->generation(); }
   void set_event_handler(std::function<void(const GroupEvent&)> h) override { g_->set_event_handler(std::move(h)); }
   void start_background(Reactor& r) override { g_->start_background(r); }
-  bool fail_member(uint32_t i, std::string* err) override { return g_->fail_member(i, err); }
+  bool fail_member(uint32_t i, std::string* err, int code = -ECANCELED) override { return g_->fail_member(i, err, code); }
   bool replace_member(uint32_t i, std::unique_ptr<Drive> d, bool force, std::string* err) override {
     return g_->replace_member(i, std::move(d), force, err);
   }
@@ -36,6 +36,10 @@ class EngineGroup final : public DriveGroup {
   ScrubReport last_scrub() const override { return g_->last_scrub(); }
   bool redundancy_claimed() const override { return g_->redundancy_claimed(); }
   bool stop(std::string* err) override { return g_->stop(err); }
+  void set_path_policy(std::function<bool(uint32_t, int)> lost) override { g_->set_path_policy(std::move(lost)); }
+  void set_missing_timeout_ms(uint64_t ms) override { g_->set_missing_timeout_ms(ms); }
+  bool mark_member_missing(uint32_t i, std::string* err) override { return g_->mark_member_missing(i, err); }
+  bool reinstate_member(uint32_t i, std::string* err) override { return g_->reinstate_member(i, err); }
 
  private:
   std::unique_ptr<Group> g_;

@@ -14,6 +14,7 @@
 #include "daemon/engine_host.h"
 #include "daemon/event_bus.h"
 #include "daemon/exporter.h"
+#include "daemon/fabrics_service.h"
 #include "daemon/listeners.h"
 #include "daemon/logging.h"
 #include "daemon/metrics_http.h"
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
   if (!cp.start(&err)) return fail(1, err);
 
   ApiService service(cp, bus);
+  FabricsService fabrics(cp);
   grpc::ServerBuilder b;
   b.SetMaxReceiveMessageSize(kMaxMessage);
   b.SetMaxSendMessageSize(kMaxMessage);
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
   int tcp_port = 0;
   if (!plan.tcp.empty()) b.AddListeningPort(plan.tcp, plan.tcp_creds, &tcp_port);
   b.RegisterService(&service);
+  b.RegisterService(&fabrics);
   mode_t old = umask(0777 & ~plan.mode);  // the socket is born with no more than its mode
   std::unique_ptr<grpc::Server> server = b.BuildAndStart();
   umask(old);

@@ -242,28 +242,59 @@ void Volume::dispatch_flush(Reactor& r, IoRequest* req) {
   start_flush(op);
 }
 
-bool Volume::fail_member(uint32_t member, int err) {
+void Volume::report_if_group_failed(uint64_t unusable) {
+  if (!geo_.survives(unusable) && !group_failed_reported_.exchange(true) && events_.group_failed)
+    events_.group_failed();
+}
+
+bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
+  if (member >= geo_.members) return false;
+  const uint64_t bit = 1ull << member;
+  auto settled = [&] { return (failed_.load(std::memory_order_acquire) & ~missing_.load(std::memory_order_acquire)) & bit; };
+  if (settled()) return false;
+  std::lock_guard<std::mutex> g(fail_mu_);
+  if (settled() || (only_missing && !(missing_.load() & bit))) return false;
+  // A member being rebuilt that fails again stops being rebuilt.
+  if (rebuilding_.load() & bit) rebuilding_.store(0);
+  if (hooks.persist_failure) hooks.persist_failure(member, err);
+  const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
+  missing_.fetch_and(~bit, std::memory_order_acq_rel);
+  if (events_.member_failed) events_.member_failed(member, err);
+  report_if_group_failed(before | bit | rebuilding_.load());
+  return true;
+}
+
+bool Volume::mark_missing(uint32_t member, int err) {
   if (member >= geo_.members) return false;
   const uint64_t bit = 1ull << member;
   if (failed_.load(std::memory_order_acquire) & bit) return false;
   std::lock_guard<std::mutex> g(fail_mu_);
   if (failed_.load(std::memory_order_acquire) & bit) return false;
-  // A member being rebuilt that fails again stops being rebuilt.
   if (rebuilding_.load() & bit) rebuilding_.store(0);
-  if (hooks.persist_failure) hooks.persist_failure(member, err);
+  if (hooks.persist_missing) hooks.persist_missing(member);
+  missing_.fetch_or(bit, std::memory_order_acq_rel);
   const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
-  if (events_.member_failed) events_.member_failed(member, err);
-  if (!geo_.survives(before | bit | rebuilding_.load()) && !group_failed_reported_.exchange(true) &&
-      events_.group_failed)
-    events_.group_failed();
+  if (events_.member_missing) events_.member_missing(member, err);
+  report_if_group_failed(before | bit | rebuilding_.load());
   return true;
+}
+
+void Volume::member_error(uint32_t member, int err) {
+  if (member >= geo_.members) return;
+  // I/O issued before the member went missing fails later: expected, not a death.
+  if (missing_.load(std::memory_order_acquire) >> member & 1) return;
+  if (hooks.path_lost && hooks.path_lost(member, err)) {
+    mark_missing(member, err);  // or it already is, or it failed meanwhile
+    return;
+  }
+  fail_member(member, err);
 }
 
 bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, std::string* err) {
   std::lock_guard<std::mutex> g(fail_mu_);
   const uint64_t bit = 1ull << member;
   if (member >= geo_.members || !(failed_.load() & bit)) {
-    *err = "member " + std::to_string(member) + " is not failed";
+    *err = "member " + std::to_string(member) + " is not failed or missing";
     return false;
   }
   if (rebuilding_.load()) {
@@ -274,9 +305,10 @@ bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_st
     *err = drive->path() + " is too small: needs " + std::to_string(data_offset_ + geo_.member_data_bytes) + " bytes";
     return false;
   }
-  int slot = engine_.attach(drive, err);
+  // A member back from a path loss keeps its drive and its slot.
+  int slot = drive == members_[member].load() ? int(slots_[member].load()) : engine_.attach(drive, err);
   if (slot < 0) return false;
-  owned_slots_.push_back(uint32_t(slot));
+  if (drive != members_[member].load()) owned_slots_.push_back(uint32_t(slot));
   // Order matters: the new drive and the checkpoint are in place before the
   // member stops counting as failed, so no op sees it usable too early.
   members_[member].store(drive);
@@ -284,6 +316,7 @@ bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_st
   rebuild_cp_.store(checkpoint_stripe);
   rebuilding_.store(bit);
   failed_.fetch_and(~bit);
+  missing_.fetch_and(~bit);
   group_failed_reported_.store(!geo_.survives(failed_.load() | bit));
   return true;
 }

@@ -29,6 +29,9 @@ struct OpPoolDeleter {
 struct VolumeStats {
   std::atomic<uint64_t> full_stripe_writes{0}, rmw_writes{0}, rcw_writes{0}, degraded_writes{0};
   std::atomic<uint64_t> degraded_reads{0}, merged_writes{0}, retried_reads{0};
+  // Rebuild stripes written onto the member, and stripes a partial rebuild
+  // (a member back from a path loss) skipped because the member holds them.
+  std::atomic<uint64_t> rebuild_stripes_written{0}, rebuild_stripes_skipped{0};
 };
 
 class Volume {
@@ -38,6 +41,8 @@ class Volume {
     std::function<void(uint32_t member, int err)> member_failed;
     // Called once when failures exceed what the level survives.
     std::function<void()> group_failed;
+    // Called once per member that went missing (path lost, see mark_missing).
+    std::function<void(uint32_t member, int err)> member_missing;
   };
 
   ~Volume();
@@ -68,7 +73,8 @@ class Volume {
   int submit(Reactor& r, IoRequest* req, std::string* why = nullptr);
   bool validate(const IoRequest& req, std::string* why) const;
 
-  // Members failed for good (a member being rebuilt is not in it).
+  // Members that cannot be used now: failed for good, or missing (a subset,
+  // see missing_mask()). A member being rebuilt is not in it.
   uint64_t failed_mask() const { return failed_.load(std::memory_order_acquire); }
   // Members that cannot serve `stripe`: the failed ones, and a member being
   // rebuilt when the stripe is at or past its rebuild checkpoint.
@@ -84,7 +90,20 @@ class Volume {
   // The failure is persisted (hooks.persist_failure) before it takes
   // effect, so no write that skips the member completes before the
   // superblocks say it failed. Returns true when this call changed its state.
-  bool fail_member(uint32_t member, int err);
+  // A missing member is failed for good by this call.
+  bool fail_member(uint32_t member, int err) { return fail_if(member, err, false); }
+  // Fails the member only if it is (still) missing, atomically with its return.
+  bool fail_missing_member(uint32_t member, int err) { return fail_if(member, err, true); }
+  // Marks an active (or rebuilding) member missing: its path is gone but may
+  // come back. I/O treats it like a failed member (reads reconstruct, writes
+  // skip it); hooks.persist_missing runs first. Returns true when this call
+  // changed its state. It leaves that state by start_rebuild (it returned)
+  // or fail_member.
+  bool mark_missing(uint32_t member, int err);
+  uint64_t missing_mask() const { return missing_.load(std::memory_order_acquire); }
+  // A member I/O error: missing when hooks.path_lost says the path is lost,
+  // failed otherwise.
+  void member_error(uint32_t member, int err);
 
   // Resilience hooks, set by the drive group before I/O starts.
   struct Hooks {
@@ -97,11 +116,21 @@ class Volume {
     std::function<void(uint64_t stripe)> write_end;
     // Runs before a member failure takes effect (persist it); may block.
     std::function<void(uint32_t member, int err)> persist_failure;
+    // Runs before a member goes missing (persist it); may block.
+    std::function<void(uint32_t member)> persist_missing;
+    // Whether an I/O error of this member is a lost path (it goes missing)
+    // rather than a dead drive; may block briefly. Empty: always dead.
+    std::function<bool(uint32_t member, int err)> path_lost;
+    // Rebuild: whether the member being rebuilt already holds this stripe
+    // (a partial rebuild after a path loss), so the stripe is skipped.
+    // Asked with the stripe locked.
+    std::function<bool(uint64_t stripe)> rebuild_skip;
   };
   Hooks hooks;
 
-  // Rebuild: puts `drive` in slot `member` (which must be failed) as a
-  // member being rebuilt from stripe 0; stripes below the checkpoint are
+  // Rebuild: puts `drive` in slot `member` (which must be failed or
+  // missing; `drive` may be the member's own drive, back from a path loss)
+  // as a member being rebuilt from `checkpoint_stripe`; stripes below the checkpoint are
   // served by it, the rest treat it as failed.
   bool start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, std::string* err);
   uint64_t rebuild_checkpoint() const { return rebuild_cp_.load(std::memory_order_acquire); }
@@ -137,6 +166,8 @@ class Volume {
   Volume(Engine& e, const Geometry& g) : engine_(e), geo_(g), codec_(g) {}
   void dispatch_write(Reactor& r, IoRequest* req);
   void dispatch_flush(Reactor& r, IoRequest* req);
+  void report_if_group_failed(uint64_t unusable);
+  bool fail_if(uint32_t member, int err, bool only_missing);
 
   Engine& engine_;
   Geometry geo_;
@@ -148,6 +179,7 @@ class Volume {
   uint64_t data_offset_ = 0;
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> rebuilding_{0};
+  std::atomic<uint64_t> missing_{0};  // subset of failed_
   std::atomic<uint64_t> rebuild_cp_{0};
   std::mutex fail_mu_;  // serializes failure persistence (control path)
   std::vector<Op*> rebuilt_ahead_;

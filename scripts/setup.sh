@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   liburing-dev libisal-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-  libblkid-dev uuid-dev libnvme-dev libjson-c-dev
+  libblkid-dev uuid-dev libnvme-dev libjson-c-dev nvme-cli
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcpp-httplib-dev openssl
   fio python3 python3-matplotlib
   libnbd-bin nbdkit qemu-system-x86 busybox-static cpio kmod xz-utils mdadm e2fsprogs

@@ -36,8 +36,10 @@ void BackgroundWork::attach(Reactor& r) {
   kick();
 }
 
+// After shutdown nothing is posted, and shutdown waits for a kick already
+// posted: the task lives in this object, which may be freed right after.
 void BackgroundWork::kick() {
-  if (r_ && !kick_pending_.exchange(true)) r_->post(&kick_task_);
+  if (r_ && !stopping_.load() && !kick_pending_.exchange(true)) r_->post(&kick_task_);
 }
 
 // Starts a kind of work over `total` stripes from `from`; it runs once active and kicked.
@@ -89,7 +91,7 @@ ScrubSummary BackgroundWork::last_scrub() const {
 bool BackgroundWork::shutdown(double timeout_s) {
   stopping_ = true;
   const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
-  while (in_flight_ > 0) {
+  while (in_flight_ > 0 || kick_pending_) {
     if (mono_ns() > deadline) return false;
     if (Reactor::current() == r_) r_->poll(true, 5);
     else std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -150,8 +152,11 @@ bool BackgroundWork::issue_one(Work w) {
 }
 
 void BackgroundWork::run() {
+  if (stopping_ || !r_) {
+    kick_pending_ = false;  // the last touch: shutdown() may free us right after
+    return;
+  }
   kick_pending_ = false;
-  if (stopping_ || !r_) return;
   for (int wi = 0; wi < int(Work::kCount); wi++) {
     Work w = Work(wi);
     WorkProgress& p = prog_[wi];

@@ -38,7 +38,8 @@ const char* group_event_name(GroupEvent::Kind k) {
   static const char* names[] = {"member_failed", "spare_taken", "rebuild_started", "rebuild_progress",
                                 "rebuild_finished", "resync_started", "resync_finished", "init_started",
                                 "init_finished", "scrub_started", "scrub_progress", "scrub_finished",
-                                "mismatch_found", "group_failed"};
+                                "mismatch_found", "group_failed", "member_missing", "member_returned",
+                                "member_resynced"};
   return names[int(k)];
 }
 
@@ -174,6 +175,13 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       sl.state = SlotState::Failed;
     }
     if (sl.state == SlotState::Rebuilding && !here) sl.state = SlotState::Failed;
+    // Which regions a member missed while its path was lost is known to the
+    // running daemon only (the bitmap does not tell missed from in flight):
+    // after a restart it is rebuilt in full.
+    if (sl.state == SlotState::Missing) {
+      notes += "member " + std::to_string(s) + " was missing (path lost) at the last stop: it is rebuilt in full; ";
+      sl.state = SlotState::Failed;
+    }
     if (sl.state == SlotState::Failed) failed |= 1ull << s;
     if (sl.state == SlotState::Rebuilding) rebuilding = int(s);
   }
@@ -280,6 +288,7 @@ std::vector<MemberInfo> Group::members() const {
     m.uuid = uuid_str(sl.uuid);
     m.state = sl.state == SlotState::Active ? MemberState::Active
               : sl.state == SlotState::Rebuilding ? MemberState::Rebuilding
+              : sl.state == SlotState::Missing ? MemberState::Missing
               : impl_->present(s) ? MemberState::Failed : MemberState::Missing;
     m.rebuild_checkpoint_bytes = m.state == MemberState::Rebuilding
                                      ? volume_->rebuild_checkpoint() * volume_->geometry().strip_bytes : 0;
@@ -295,12 +304,13 @@ size_t Group::spare_count() const {
   return n;
 }
 
-bool Group::fail_member(uint32_t index, std::string* err) {
+bool Group::fail_member(uint32_t index, std::string* err, int code) {
   if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
-  if (volume_->failed_mask() >> index & 1) return fail(err, "member " + std::to_string(index) + " is already failed");
-  if (!volume_->geometry().survives(volume_->unusable_mask() | 1ull << index))
+  if ((volume_->failed_mask() & ~volume_->missing_mask()) >> index & 1)
+    return fail(err, "member " + std::to_string(index) + " is already failed");
+  if (!(volume_->missing_mask() >> index & 1) && !volume_->geometry().survives(volume_->unusable_mask() | 1ull << index))
     return fail(err, "failing member " + std::to_string(index) + " would fail the group (no redundancy left)");
-  volume_->fail_member(index, -ECANCELED);
+  volume_->fail_member(index, code);
   return true;
 }
 
@@ -308,6 +318,8 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
   if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
   if (!(volume_->failed_mask() >> index & 1))
     return fail(err, "member " + std::to_string(index) + " is not failed: fail it first");
+  if (volume_->missing_mask() >> index & 1)
+    return fail(err, "member " + std::to_string(index) + " is missing (its path may come back): fail it first to replace it");
   if (volume_->rebuilding_member() >= 0) return fail(err, "a rebuild is already running");
   if (!drive || drive->type() == DriveType::Null) return fail(err, "the replacement must be a real drive");
   std::string what;

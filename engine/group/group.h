@@ -9,6 +9,7 @@
 // start_background(); whoever owns that reactor keeps polling it. I/O from
 // any reactor goes through volume() as usual.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -60,7 +61,7 @@ struct GroupEvent {
   enum Kind {
     MemberFailed, SpareTaken, RebuildStarted, RebuildProgress, RebuildFinished, ResyncStarted,
     ResyncFinished, InitStarted, InitFinished, ScrubStarted, ScrubProgress, ScrubFinished,
-    MismatchFound, GroupFailed
+    MismatchFound, GroupFailed, MemberMissing, MemberReturned, MemberResynced
   } kind;
   int member = -1;
   std::string message;
@@ -109,7 +110,8 @@ class Group {
   void start_background(Reactor& r);
 
   // Operator actions. Each returns false with *err and changes nothing on refusal.
-  bool fail_member(uint32_t index, std::string* err);
+  // Also a missing member; code: the reason the events give (default: the operator).
+  bool fail_member(uint32_t index, std::string* err, int code = -ECANCELED);
   bool replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err);
   bool add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err);
   size_t spare_count() const;
@@ -126,6 +128,21 @@ class Group {
   Progress scrub_progress() const;
   ScrubReport last_scrub() const;
   bool redundancy_claimed() const;  // false while init/resync/rebuild is pending
+
+  // Path loss (path_loss.cpp). A member whose path is lost but may come
+  // back is "missing": I/O serves degraded and the write-intent bitmap
+  // keeps every region written meanwhile dirty. When it returns, only those
+  // regions are rebuilt onto it; past the missing timeout it is failed (and
+  // a spare takes over).
+  // Decides, on a member I/O error, whether the path is lost (true: the
+  // member goes missing) or the drive is dead. Called on reactor threads.
+  void set_path_policy(std::function<bool(uint32_t member, int err)> lost);
+  void set_missing_timeout_ms(uint64_t ms);  // default 60 s
+  bool mark_member_missing(uint32_t index, std::string* err);
+  // The member's path is back: checks that the drive still carries this
+  // member's superblock, then rebuilds the regions it missed.
+  bool reinstate_member(uint32_t index, std::string* err);
+  uint64_t missing_mask() const { return volume_->missing_mask(); }
 
   // Clean shutdown: waits for background steps in flight, flushes, clears
   // the bitmap and marks every superblock clean.

@@ -94,12 +94,17 @@ void Group::Impl::wire(Group& g) {
     persist_locked();
   };
   Volume::Events ev;
+  ev.member_missing = [this](uint32_t m, int e) {
+    emit(GroupEvent::MemberMissing, int(m), std::string("member ") + std::to_string(m) + " is missing (path lost: " +
+                                              strerror(-e) + "); serving degraded, its missed writes are tracked");
+  };
   ev.member_failed = [this](uint32_t m, int e) {
     emit(GroupEvent::MemberFailed, int(m), std::string("member ") + std::to_string(m) + " failed: " + strerror(-e));
     want_auto_replace = true;
   };
   ev.group_failed = [this] { emit(GroupEvent::GroupFailed, -1, "more members failed than the level survives"); };
   vol->set_events(ev);
+  wire_path_loss();
   if (!initialized) {
     bg->arm_init(sb.init_checkpoint);
     persisted_init_cp = sb.init_checkpoint;
@@ -132,6 +137,7 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
   }
   persisted_rebuild_cp = 0;
   rebuild_slot = int(member);
+  partial_rebuild = false;  // a new drive holds nothing
   if (!vol->start_rebuild(member, raw, 0, err)) return false;
   bg->arm_rebuild(0);
   if (from_spare) emit(GroupEvent::SpareTaken, int(member), raw->path() + " replaces member " + std::to_string(member));
@@ -188,8 +194,10 @@ void Group::Impl::housekeeping_tick(bool slow) {
       sb.slots[m].rebuild_checkpoint = 0;
       persist_locked();
     }
+    rebuild_ended(m);
     emit(GroupEvent::RebuildFinished, m, "member " + std::to_string(m) + " rebuilt");
   }
+  fail_overdue_missing();
   if (init_finished.exchange(false)) {
     flush_members();
     {
@@ -204,7 +212,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
   // A failure during a rebuild keeps the request until that rebuild ends.
   if (want_auto_replace && vol->rebuilding_member() < 0 && !vol->failed()) {
     want_auto_replace = false;
-    const uint64_t failed = vol->failed_mask();
+    const uint64_t failed = vol->failed_mask() & ~vol->missing_mask();  // missing ones may come back
     for (uint32_t m = 0; m < g.members; m++) {
       std::string err;
       if ((failed >> m & 1) && take_spare_for(m, &err)) break;

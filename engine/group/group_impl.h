@@ -1,5 +1,6 @@
 // Group internals shared by group*.cpp (not part of the public API).
 #pragma once
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -43,6 +44,17 @@ struct Group::Impl {
 
   mutable std::mutex scrub_mu;
   ScrubReport scrub_report;
+
+  // Path loss (path_loss.cpp).
+  std::mutex policy_mu;
+  std::function<bool(uint32_t, int)> path_policy;
+  std::atomic<uint64_t> missing_timeout_ns{60'000'000'000ull};
+  std::array<std::atomic<uint64_t>, kMaxMembers> missing_deadline_ns{};
+  std::atomic<bool> partial_rebuild{false};  // the rebuild running is of a member back from a path loss
+  uint64_t resync_written0 = 0, resync_skipped0 = 0, resync_missed_regions = 0;
+  void wire_path_loss();
+  void fail_overdue_missing();                // housekeeping
+  void rebuild_ended(int member);             // housekeeping, after a rebuild finished
 
   void emit(GroupEvent::Kind k, int member, const std::string& msg);
   // Writes the superblock (generation + 1) to every present member and spare.

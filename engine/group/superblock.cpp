@@ -72,6 +72,7 @@ const char* slot_state_name(SlotState s) {
     case SlotState::Failed: return "failed";
     case SlotState::Rebuilding: return "rebuilding";
     case SlotState::Spare: return "spare";
+    case SlotState::Missing: return "missing";
   }
   return "?";
 }
@@ -161,7 +162,7 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   for (Slot& sl : s.slots) {
     r.bytes(sl.uuid.data(), 16);
     uint8_t st = r.u8();
-    if (st > uint8_t(SlotState::Spare)) return DecodeResult::Malformed;
+    if (st > uint8_t(SlotState::Missing)) return DecodeResult::Malformed;
     sl.state = SlotState(st);
     r.at += 7;
     sl.rebuild_checkpoint = r.u64();

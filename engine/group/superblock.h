@@ -23,7 +23,9 @@ using Uuid = std::array<uint8_t, 16>;
 Uuid new_uuid();
 std::string uuid_str(const Uuid& u);
 
-enum class SlotState : uint8_t { Empty = 0, Active = 1, Failed = 2, Rebuilding = 3, Spare = 4 };
+// Missing: the member's path was lost (it may come back); it lacks the writes
+// made since, so it is never trusted as active again without a rebuild.
+enum class SlotState : uint8_t { Empty = 0, Active = 1, Failed = 2, Rebuilding = 3, Spare = 4, Missing = 5 };
 const char* slot_state_name(SlotState s);
 
 struct Slot {

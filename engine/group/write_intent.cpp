@@ -12,7 +12,7 @@ WriteIntent::WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip
     : regions_(regions), region_bytes_(region_bytes), strip_(strip_bytes), writable_(std::move(writable)),
       bits_((regions + 7) / 8, 0), inflight_(new std::atomic<uint32_t>[regions]()),
       dirty_(new std::atomic<uint8_t>[regions]()), last_ns_(new std::atomic<uint64_t>[regions]()),
-      suspect_(new std::atomic<uint8_t>[regions]()) {}
+      suspect_(new std::atomic<uint8_t>[regions]()), missed_(new std::atomic<uint8_t>[regions]()) {}
 
 bool WriteIntent::write_block(uint64_t region, std::string* err) {
   const uint64_t block = region / 8 / 4096;
@@ -43,6 +43,10 @@ void WriteIntent::begin(uint64_t stripe) {
 void WriteIntent::end(uint64_t stripe) {
   const uint64_t r = region_of_stripe(stripe);
   last_ns_[r].store(mono_ns(), std::memory_order_relaxed);
+  // After the member writes, so that a write which skipped a member gone
+  // missing meanwhile (tracking is on before that member counts as failed)
+  // is recorded; before the count drops, so clear_idle sees it.
+  if (tracking_.load(std::memory_order_seq_cst)) missed_[r].store(1, std::memory_order_seq_cst);
   inflight_[r].fetch_sub(1, std::memory_order_seq_cst);
 }
 
@@ -51,11 +55,12 @@ size_t WriteIntent::clear_idle(uint64_t idle_ns, const std::function<bool()>& fl
   const uint64_t now = mono_ns();
   std::vector<uint64_t> cleared;
   for (uint64_t r = 0; r < regions_; r++) {
-    if (!dirty_[r].load() || suspect_[r].load() || now - last_ns_[r].load() < idle_ns) continue;
+    if (!dirty_[r].load() || suspect_[r].load() || missed_[r].load() || now - last_ns_[r].load() < idle_ns) continue;
     // Dekker-style with begin(): we clear the flag, then look for writers;
     // a writer raises its count, then looks at the flag. One sees the other.
+    // A writer marks the region missed before its count drops: looked at again.
     dirty_[r].store(0, std::memory_order_seq_cst);
-    if (inflight_[r].load(std::memory_order_seq_cst)) {
+    if (inflight_[r].load(std::memory_order_seq_cst) || missed_[r].load(std::memory_order_seq_cst)) {
       dirty_[r].store(1, std::memory_order_seq_cst);
       continue;
     }
@@ -102,6 +107,16 @@ void WriteIntent::set_suspect(const std::vector<uint8_t>& bits) {
 
 void WriteIntent::region_resynced(uint64_t r) {
   if (suspect_[r].exchange(0)) suspect_count_.fetch_sub(1);
+}
+
+uint64_t WriteIntent::missed_regions() const {
+  uint64_t n = 0;
+  for (uint64_t r = 0; r < regions_; r++) n += missed_[r].load();
+  return n;
+}
+
+void WriteIntent::clear_missed() {
+  for (uint64_t r = 0; r < regions_; r++) missed_[r].store(0, std::memory_order_seq_cst);
 }
 
 uint64_t WriteIntent::dirty_regions() const {

@@ -47,6 +47,16 @@ class WriteIntent {
   void region_resynced(uint64_t r);
   uint64_t suspect_regions() const { return suspect_count_.load(); }
   uint64_t dirty_regions() const;
+
+  // Path loss: while tracking, every region written (end()) is also
+  // "missed": a missing member lacks its writes. A missed region stays
+  // dirty (clear_idle leaves it) until clear_missed(), so its bit on disk
+  // names it after a crash too.
+  void set_tracking(bool on) { tracking_.store(on, std::memory_order_seq_cst); }
+  bool tracking() const { return tracking_.load(std::memory_order_seq_cst); }
+  bool missed_stripe(uint64_t stripe) const { return missed_[region_of_stripe(stripe)].load(std::memory_order_acquire); }
+  uint64_t missed_regions() const;
+  void clear_missed();
   uint64_t bitmap_bytes() const { return (regions_ + 7) / 8; }
 
  private:
@@ -61,6 +71,8 @@ class WriteIntent {
   std::unique_ptr<std::atomic<uint64_t>[]> last_ns_;
   std::unique_ptr<std::atomic<uint8_t>[]> suspect_;
   std::atomic<uint64_t> suspect_count_{0};
+  std::unique_ptr<std::atomic<uint8_t>[]> missed_;
+  std::atomic<bool> tracking_{false};
 };
 
 }  // namespace gpuraid

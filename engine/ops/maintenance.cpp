@@ -74,6 +74,7 @@ void writes_done(Op* op) {
   release_write_intent(op);
   const bool ok = absorb_errors(op);
   const bool rebuild_target_lost = op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member;
+  if (op->mkind == M::Rebuild && ok && !rebuild_target_lost) op->vol->mutable_stats().rebuild_stripes_written++;
   finish(op, ok && !rebuild_target_lost ? 0 : -EIO);
 }
 
@@ -353,6 +354,12 @@ void parity_locked(Op* op) {
   end_issue(op);
 }
 
+void skip_rebuild(Op* op) {
+  op->mres->skipped = true;
+  op->vol->mutable_stats().rebuild_stripes_skipped++;
+  finish(op, 0);
+}
+
 void maint_locked(Op* op) {
   const Geometry& g = op->vol->geometry();
   if (g.level == Level::R0) {
@@ -360,6 +367,11 @@ void maint_locked(Op* op) {
     return finish(op, 0);
   }
   if (op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member) return finish(op, -EIO);
+  // A member back from a path loss holds every stripe it did not miss:
+  // finished in the next turn (with the lock held), never inside submit,
+  // where it could complete other rebuilt stripes and recurse.
+  if (op->mkind == M::Rebuild && op->vol->hooks.rebuild_skip && op->vol->hooks.rebuild_skip(op->stripe))
+    return resume_on_home(op, skip_rebuild);
   if (g.is_mirror()) mirror_locked(op);
   else parity_locked(op);
 }

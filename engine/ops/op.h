@@ -112,7 +112,8 @@ void end_issue(Op* op);
 uint8_t* op_buffer(Op* op, uint32_t len);
 void release_buffers(Op* op);
 void wait_buffers(Op* op, void (*retry)(Op*));
-// Fails the members that errored in the phase; true when the group survives.
+// Fails (or, for a lost path, marks missing) the members that errored in
+// the phase; true when the group survives.
 bool absorb_errors(Op* op);
 // Stripe lock: true when held now; otherwise `resume` runs once granted.
 bool lock_stripe(Op* op, void (*resume)(Op*));

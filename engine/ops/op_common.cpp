@@ -211,7 +211,7 @@ void wait_buffers(Op* op, void (*retry)(Op*)) {
 
 bool absorb_errors(Op* op) {
   for (uint64_t e = op->errored; e; e &= e - 1)
-    op->vol->fail_member(uint32_t(__builtin_ctzll(e)), op->io_err < 0 ? op->io_err : -EIO);
+    op->vol->member_error(uint32_t(__builtin_ctzll(e)), op->io_err < 0 ? op->io_err : -EIO);
   op->errored = 0;
   return !op->vol->failed();
 }

@@ -133,8 +133,23 @@ AFTER=$(state)
 [ "$BEFORE" == "$AFTER" ] || { diff <(echo "$BEFORE" | python3 -m json.tool 2>/dev/null || echo "$BEFORE") <(echo "$AFTER") | head -20; fail "state changed by refused requests"; }
 echo "   ok: state unchanged"
 
+step "NVMe-oF requests with bad fields are refused (1); nothing is connected; the daemon stays up"
+expect_rc 1 gp pd discover --traddr 10.0.0.300
+expect_rc 1 gp pd discover --traddr 127.0.0.1 --trsvcid 0
+expect_rc 1 gp pd discover --transport rdma --traddr 127.0.0.1
+expect_rc 1 gp pd connect --traddr 127.0.0.1 --nqn "nqn.bad name"
+expect_rc 1 gp pd connect --traddr 127.0.0.1 --nqn nqn.2014-08.org.nvmexpress.discovery
+expect_rc 1 gp pd connect --traddr 127.0.0.1 --nqn nqn.2026-11.x:y --ctrl-loss-tmo 2 --reconnect-delay 5
+expect_rc 1 gp pd discover --traddr 127.0.0.1 --trsvcid 1  # nothing listens (or no nvme-fabrics here)
+echo "   $ERR"
+expect_rc 1 gp pd connect --traddr 127.0.0.1 --trsvcid 1 --nqn nqn.2026-11.x:y
+expect_rc 1 gp pd disconnect --traddr 127.0.0.1 --nqn nqn.2026-11.x:y
+expect_rc 2 gp pd connect --traddr 127.0.0.1
+gp info >/dev/null || fail "the daemon went down"
+echo "   ok"
+
 step "--help on every command (exit 0)"
-for cmd in "" pd "pd add" "pd list" "pd show" "pd remove" "pd fail" "pd spare" "pd unspare" dg "dg create" \
+for cmd in "" pd "pd add" "pd discover" "pd connect" "pd disconnect" "pd list" "pd show" "pd remove" "pd fail" "pd spare" "pd unspare" dg "dg create" \
   "dg list" "dg show" "dg delete" "dg replace" "dg rebuild" "dg scrub" "dg rates" vd "vd create" "vd list" \
   "vd show" "vd resize" "vd delete" "vd export" "vd unexport" "vd write" "vd read" stats events info; do
   # shellcheck disable=SC2086

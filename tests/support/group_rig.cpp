@@ -73,6 +73,16 @@ std::unique_ptr<Group> GroupRig::assemble(std::vector<std::unique_ptr<Drive>> d,
   return g;
 }
 
+bool GroupRig::find_event(GroupEvent::Kind k, GroupEvent* out) {
+  std::lock_guard<std::mutex> l(ev_mu_);
+  for (const GroupEvent& e : events)
+    if (e.kind == k) {
+      if (out) *out = e;
+      return true;
+    }
+  return false;
+}
+
 bool GroupRig::wait(const std::function<bool()>& pred, double seconds) {
   auto t0 = std::chrono::steady_clock::now();
   while (!pred()) {

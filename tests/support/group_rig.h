@@ -33,6 +33,8 @@ class GroupRig {
   void raw_write(uint32_t drive, uint64_t off, const void* p, size_t n);
   std::vector<uint8_t> raw_read(uint32_t drive, uint64_t off, size_t n);
 
+  // The first recorded event of this kind (a copy), if any.
+  bool find_event(GroupEvent::Kind k, GroupEvent* out = nullptr);
   std::vector<GroupEvent> events;  // recorded by the handler installed by create/assemble
 
  private:

@@ -23,6 +23,7 @@ static Superblock sample() {
   sb.name = "dg0";
   sb.slots[0] = Slot{new_uuid(), SlotState::Active, 0};
   sb.slots[3] = Slot{sb.member_uuid, SlotState::Rebuilding, 12345 * 4096};
+  sb.slots[4] = Slot{new_uuid(), SlotState::Missing, 0};
   sb.slots[70] = Slot{new_uuid(), SlotState::Spare, 0};
   return sb;
 }
@@ -41,6 +42,7 @@ TEST(Superblock, RoundTrip) {
   EXPECT_EQ(back.init_checkpoint, 7u);
   EXPECT_EQ(back.slots[3].state, SlotState::Rebuilding);
   EXPECT_EQ(back.slots[3].rebuild_checkpoint, 12345u * 4096);
+  EXPECT_EQ(back.slots[4].state, SlotState::Missing);
   EXPECT_EQ(back.slots[70].state, SlotState::Spare);
   EXPECT_EQ(back.slots[5].state, SlotState::Empty);
 }

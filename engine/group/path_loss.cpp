@@ -1,0 +1,120 @@
+// Path loss: a member whose path is gone but may come back (an NVMe-oF
+// controller reconnecting) is "missing" rather than failed. The volume
+// serves degraded meanwhile; the write-intent bitmap tracks every region
+// written (WriteIntent::set_tracking) and keeps it dirty. When the member
+// returns, the ordinary rebuild runs over it with hooks.rebuild_skip
+// passing over the stripes of regions it did not miss; past the missing
+// timeout the member is failed and the usual spare takeover follows.
+#include <cstring>
+
+#include "engine/clock.h"
+#include "engine/group/group_impl.h"
+#include "engine/group/metadata_io.h"
+
+namespace gpuraid {
+
+void Group::Impl::wire_path_loss() {
+  vol->hooks.persist_missing = [this](uint32_t m) {
+    wi->set_tracking(true);  // before the member counts as failed: no skipping write goes unrecorded
+    missing_deadline_ns[m] = mono_ns() + missing_timeout_ns.load();
+    std::lock_guard<std::mutex> l(mu);
+    sb.slots[m].state = SlotState::Missing;
+    sb.slots[m].rebuild_checkpoint = 0;
+    persist_locked();
+  };
+  vol->hooks.path_lost = [this](uint32_t m, int err) {
+    std::lock_guard<std::mutex> l(policy_mu);
+    return path_policy && path_policy(m, err);
+  };
+  vol->hooks.rebuild_skip = [this](uint64_t stripe) {
+    return partial_rebuild.load(std::memory_order_acquire) && !wi->missed_stripe(stripe);
+  };
+}
+
+void Group::Impl::fail_overdue_missing() {
+  const uint64_t now = mono_ns();
+  for (uint64_t mm = vol->missing_mask(); mm; mm &= mm - 1) {
+    const uint32_t m = uint32_t(__builtin_ctzll(mm));
+    if (now >= missing_deadline_ns[m].load()) vol->fail_missing_member(m, -ETIMEDOUT);  // member_failed asks for a spare
+  }
+}
+
+void Group::Impl::rebuild_ended(int member) {
+  if (partial_rebuild.exchange(false)) {
+    const VolumeStats& st = vol->stats();
+    const uint64_t written = st.rebuild_stripes_written - resync_written0;
+    const uint64_t skipped = st.rebuild_stripes_skipped - resync_skipped0;
+    const uint64_t strip = vol->geometry().strip_bytes;
+    emit(GroupEvent::MemberResynced, member,
+         "member " + std::to_string(member) + " resynced: " + std::to_string(written * strip) + " of " +
+             std::to_string((written + skipped) * strip) + " bytes (" + std::to_string(written) + " of " +
+             std::to_string(written + skipped) + " stripes, " + std::to_string(resync_missed_regions) +
+             " missed regions)");
+  }
+  // Nobody else is missing: stop tracking; the missed regions become
+  // ordinary dirty regions, cleared once idle.
+  if (vol->missing_mask() == 0) {
+    wi->set_tracking(false);
+    wi->clear_missed();
+  }
+}
+
+void Group::set_path_policy(std::function<bool(uint32_t member, int err)> lost) {
+  std::lock_guard<std::mutex> l(impl_->policy_mu);
+  impl_->path_policy = std::move(lost);
+}
+
+void Group::set_missing_timeout_ms(uint64_t ms) { impl_->missing_timeout_ns = ms * 1'000'000ull; }
+
+bool Group::mark_member_missing(uint32_t index, std::string* err) {
+  Volume& v = *volume_;
+  const std::string who = "member " + std::to_string(index);
+  if (index >= v.geometry().members) return *err = "no " + who, false;
+  if (v.missing_mask() >> index & 1) return *err = who + " is already missing", false;
+  if (v.failed_mask() >> index & 1) return *err = who + " is failed", false;
+  if (!impl_->present(index)) return *err = who + " has no drive", false;
+  v.mark_missing(index, -ENOTCONN);
+  return true;
+}
+
+bool Group::reinstate_member(uint32_t index, std::string* err) {
+  Impl& im = *impl_;
+  Volume& v = *volume_;
+  const std::string who = "member " + std::to_string(index);
+  if (index >= v.geometry().members) return *err = "no " + who, false;
+  if (!(v.missing_mask() >> index & 1)) return *err = who + " is not missing", false;
+  if (v.rebuilding_member() >= 0)
+    return *err = "a rebuild of member " + std::to_string(v.rebuilding_member()) + " is running: " + who +
+                  " returns when it ends", false;
+  Drive* d = v.member(index);
+  const SuperblockRead r = read_superblock(*d);
+  Uuid want;
+  {
+    std::lock_guard<std::mutex> l(im.mu);
+    want = im.sb.slots[index].uuid;
+    if (!r.ok || r.sb.group_uuid != im.sb.group_uuid || r.sb.member_uuid != want)
+      return *err = d->path() + " no longer carries " + who + "'s superblock" + (r.ok ? "" : " (" + r.why() + ")") +
+                    ": fail the member instead", false;
+    im.sb.slots[index] = Slot{want, SlotState::Rebuilding, 0};
+    im.persist_locked();
+  }
+  im.resync_written0 = v.stats().rebuild_stripes_written;
+  im.resync_skipped0 = v.stats().rebuild_stripes_skipped;
+  im.resync_missed_regions = im.wi->missed_regions();
+  im.persisted_rebuild_cp = 0;
+  im.rebuild_slot = int(index);
+  im.partial_rebuild = true;  // before the rebuild can issue a stripe
+  if (!v.start_rebuild(index, d, 0, err)) {
+    im.partial_rebuild = false;
+    std::lock_guard<std::mutex> l(im.mu);
+    im.sb.slots[index] = Slot{want, SlotState::Missing, 0};
+    im.persist_locked();
+    return false;
+  }
+  im.bg->arm_rebuild(0);
+  im.emit(GroupEvent::MemberReturned, int(index),
+          who + " is back: rebuilding the " + std::to_string(im.resync_missed_regions) + " regions it missed");
+  return true;
+}
+
+}  // namespace gpuraid

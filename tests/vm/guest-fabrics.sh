@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Runs inside the lane's guest (see run.sh): NVMe-oF members through the
+# real daemon and CLI. An nvmet TCP target on 127.0.0.1 offers two
+# subsystems (null_blk, memory backed), one per port; gpuraid discovers and
+# connects them and builds a RAID 6 over 4 emulated NVMe + the 2 TCP
+# namespaces (a 5th emulated NVMe is its spare). Usage:
+#   guest-fabrics.sh BINDIR [STEP...]   (default: every step, in order)
+# Steps: bad_input connect raid6 path_return path_timeout
+# Figures go to $VMLANE_RESULTS (a file) when set; timings are TCG.
+set -uo pipefail
+BIN=$1
+shift
+STEPS=${*:-bad_input connect raid6 path_return path_timeout}
+W=${VMLANE_WORK:-/run/lane}
+R=/run/fabrics   # sockets and state: 9p cannot hold a socket
+mkdir -p $W $R
+RESULTS=${VMLANE_RESULTS:-$W/results}
+SOCK=$R/gpuraid.sock
+CFG=/sys/kernel/config/nvmet
+NQN=nqn.2026-11.io.gpuraid.lane:tcp
+LOSS_TMO=45   # ctrl-loss-tmo of the TCP paths (s)
+failures=0
+
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+fail() { log "FAIL: $*"; failures=$((failures + 1)); return 1; }
+result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
+gp() { "$BIN/gpuraid" --socket $SOCK "$@"; }
+json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+# refused WHAT EXPECTED-TEXT CMD...: the command must fail and say EXPECTED-TEXT.
+refused() {
+  local what=$1 want=$2 out
+  shift 2
+  if out=$("$@" 2>&1); then fail "$what: accepted ($out)"; return 1; fi
+  grep -qi -- "$want" <<<"$out" || { fail "$what: said '$out', expected '$want'"; return 1; }
+  log "refused as expected ($what): $out"
+}
+# wait_event KIND SECONDS: until the daemon has logged an event of KIND (e.g. member_missing).
+wait_event() {
+  local kind=$1 n=$(($2 * 10))
+  for _ in $(seq 1 $n); do
+    gp events | grep -qi " $kind " && return 0
+    sleep 0.1
+  done
+  fail "no $kind event within $2 s"; gp events | tail -20
+  return 1
+}
+member_state() { gp dg show dg0 --json | json "d['members'][$1]['state']"; }
+tcp_ctrls() { grep -l tcp /sys/class/nvme/nvme*/transport 2>/dev/null | wc -l; }
+fio_nbd() {  # name offset size extra...: random writes with crc32c verify through the NBD export
+  local name=$1 off=$2 size=$3
+  shift 3
+  fio --name=$name --ioengine=nbd --uri="nbd+unix:///?socket=$R/vd.sock" --rw=randwrite --bs=4k --iodepth=8 \
+      --offset=$off --size=$size --verify=crc32c --do_verify=1 --verify_fatal=1 "$@" >$W/fio.$name 2>&1 ||
+    { fail "fio $name"; tail -5 $W/fio.$name; return 1; }
+}
+# port_up|port_down N NQN: nvmet port N (127.0.0.1:4419+N) offering NQN, or gone
+# altogether (reconnects are refused: the host keeps trying until
+# ctrl-loss-tmo; a port without the subsystem would answer "do not retry").
+port_up() {
+  local p=$CFG/ports/$1
+  mkdir $p && echo tcp >$p/addr_trtype && echo ipv4 >$p/addr_adrfam && echo 127.0.0.1 >$p/addr_traddr &&
+    echo $((4419 + $1)) >$p/addr_trsvcid && ln -s $CFG/subsystems/$2 $p/subsystems/$2
+}
+port_down() { rm $CFG/ports/$1/subsystems/$2 && rmdir $CFG/ports/$1; }
+
+# ---- the target: two subsystems on two ports of 127.0.0.1 ----
+for m in nvme nvme-tcp nvmet nvmet-tcp; do modprobe $m || { log "FAIL: modprobe $m"; exit 1; }; done
+modprobe null_blk nr_devices=2 gb=1 memory_backed=1 bs=4096 || { log "FAIL: null_blk"; exit 1; }
+ip link set lo up
+for i in 0 1; do
+  s=$CFG/subsystems/$NQN$i
+  mkdir $s && echo 1 >$s/attr_allow_any_host && mkdir $s/namespaces/1 &&
+    echo -n /dev/nullb$i >$s/namespaces/1/device_path && echo 1 >$s/namespaces/1/enable &&
+    port_up $((i + 1)) $NQN$i || { log "FAIL: nvmet target"; exit 1; }
+done
+for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
+LOCAL=()   # emulated NVMe by serial: vmlane0..3 members, vmlane4 the spare
+for i in 0 1 2 3 4; do
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat $c/serial 2>/dev/null | tr -d ' ')" = "vmlane$i" ] && LOCAL+=("/dev/$(basename $c)n1")
+  done
+done
+[ ${#LOCAL[@]} -eq 5 ] || { log "FAIL: expected 5 emulated NVMe drives, found ${LOCAL[*]}"; exit 1; }
+
+ulimit -c unlimited && echo "$W/core.%e.%p" >/proc/sys/kernel/core_pattern   # a crash leaves its core for gdb on the host
+$BIN/gpuraidd --state-dir $R/state --socket $SOCK --log-file $W/gpuraidd.log --reactors 2 &
+DPID=$!
+for _ in $(seq 1 300); do gp info >/dev/null 2>&1 && break; sleep 0.1; done
+gp info >/dev/null || { log "FAIL: gpuraidd did not come up"; tail -20 $W/gpuraidd.log; exit 1; }
+
+step_bad_input() {
+  local ctrls=$(tcp_ctrls)
+  refused "unreachable target" "cannot reach" gp pd discover --traddr 127.0.0.1 --trsvcid 4430
+  refused "connect to an unreachable target" "cannot reach" gp pd connect --traddr 127.0.0.1 --trsvcid 4430 --nqn ${NQN}0
+  refused "wrong NQN" "offers no subsystem" gp pd connect --traddr 127.0.0.1 --trsvcid 4420 --nqn nqn.2026-11.io.nowhere:x
+  refused "NQN offered on the other port" "offers no subsystem" gp pd connect --traddr 127.0.0.1 --trsvcid 4420 --nqn ${NQN}1
+  refused "bad address" "not an IPv4 or IPv6" gp pd discover --traddr 127.0.0.300 --trsvcid 4420
+  refused "bad port" "not a number" gp pd discover --traddr 127.0.0.1 --trsvcid 70000
+  refused "bad transport" "not supported" gp pd discover --transport rdma --traddr 127.0.0.1
+  refused "bad NQN" "nqn." gp pd connect --traddr 127.0.0.1 --nqn foo
+  refused "timeouts" "shorter than" gp pd connect --traddr 127.0.0.1 --nqn ${NQN}0 --ctrl-loss-tmo 5 --fast-io-fail-tmo 5
+  refused "disconnect what is not connected" "not connected" gp pd disconnect --traddr 127.0.0.1 --nqn ${NQN}0
+  [ "$(gp pd list --json | json 'len(d.get("drives", []))')" = 0 ] || fail "a refused request left drives behind"
+  [ "$(tcp_ctrls)" = "$ctrls" ] || fail "a refused request left a controller behind"
+  kill -0 $DPID || fail "gpuraidd died"
+}
+
+step_connect() {
+  for i in 0 1; do
+    gp pd discover --traddr 127.0.0.1 --trsvcid $((4420 + i)) | tee $W/discover$i | grep -q "$NQN$i" ||
+      fail "discover on port $((4420 + i)) does not list $NQN$i"
+  done
+  for i in 0 1; do
+    gp pd connect --traddr 127.0.0.1 --trsvcid $((4420 + i)) --nqn $NQN$i --ctrl-loss-tmo $LOSS_TMO \
+      --reconnect-delay 1 --fast-io-fail-tmo 2 --json >$W/connect$i || { fail "connect $NQN$i"; continue; }
+    TCP[$i]=$(json 'd["drives"][0]["id"]' <$W/connect$i)
+    log "$NQN$i: $(json 'd["controller"]' <$W/connect$i) -> ${TCP[$i]} $(json 'd["drives"][0]["path"]' <$W/connect$i)"
+  done
+  refused "connect twice" "already connected" gp pd connect --traddr 127.0.0.1 --trsvcid 4420 --nqn ${NQN}0
+  [ -s $R/state/hostnqn ] || fail "no host NQN saved in the state dir"
+  result "host $(cat $R/state/hostnqn); TCP drives ${TCP[*]}"
+}
+
+step_raid6() {
+  local ids=()
+  for d in "${LOCAL[@]}"; do ids+=("$(gp pd add $d --json | json 'd["id"]')"); done
+  gp dg create --level 6 --strip 64K --name dg0 --assume-zeroed \
+    ${ids[0]} ${ids[1]} ${TCP[0]} ${ids[2]} ${ids[3]} ${TCP[1]} || { fail "dg create"; return 1; }
+  gp pd spare ${ids[4]} --group dg0 >/dev/null || fail "spare"
+  refused "disconnect a member's subsystem" "member" gp pd disconnect --traddr 127.0.0.1 --trsvcid 4420 --nqn ${NQN}0
+  gp vd create dg0 --rest --name vd0 && gp vd export vd0 --nbd --listen unix:$R/vd.sock || { fail "vd"; return 1; }
+  fio_nbd base 0 32M
+  MEMBER_BYTES=$(gp dg show dg0 --json | json 'int(d["capacity_bytes"]) // 4')
+}
+
+step_path_return() {
+  # Member 5 is ${NQN}1 on port 2: its path goes away, I/O goes on, it comes back.
+  port_down 2 ${NQN}1 || fail "port down"
+  wait_event member_missing 30 || return 1
+  [ "$(member_state 5)" = DRIVE_STATE_MISSING ] || fail "member 5 is $(member_state 5), not missing"
+  # Short, so that the path is back well within ctrl-loss-tmo even on a loaded TCG host.
+  gp vd write vd0 --pattern 7 --offset 96M --length 2M >/dev/null || fail "write while missing"
+  port_up 2 ${NQN}1 || fail "port up"
+  wait_event member_resynced 60 || return 1
+  local msg=$(gp events | grep -i " member_resynced " | tail -1)
+  log "$msg"
+  local done=$(sed -n 's/.*resynced: \([0-9]*\) of \([0-9]*\) bytes.*/\1/p' <<<"$msg")
+  local all=$(sed -n 's/.*resynced: \([0-9]*\) of \([0-9]*\) bytes.*/\2/p' <<<"$msg")
+  [ -n "$done" ] && [ "$done" -gt 0 ] && [ "$done" -lt "$all" ] || fail "not a partial resync: '$msg'"
+  gp events | grep -qi " member_failed " && fail "a member failed during the path loss"
+  [ "$(gp dg show dg0 --json | json 'd["state"]')" = GROUP_STATE_OPTIMAL ] || fail "dg0 is not optimal again"
+  [ "$(gp dg show dg0 --json | json 'len(d["spares"])')" = 1 ] || fail "the spare was used"
+  result "path loss within ctrl-loss-tmo: member resynced $done of $all bytes ($((done * 100 / all))%)"
+  fio_nbd base 0 32M --verify_only
+  gp vd read vd0 --offset 96M --length 2M --verify-pattern 7 >/dev/null || fail "data written while missing"
+  gp dg scrub dg0 start >/dev/null || fail "scrub start"
+  for _ in $(seq 1 600); do [ "$(gp dg show dg0 --json | json 'd["scrub"].get("running", False)')" = False ] && break; sleep 0.5; done
+  local mism=$(gp dg show dg0 --json | json 'int(d["last_scrub"].get("mismatched_stripes", 0))')
+  local checked=$(gp dg show dg0 --json | json 'int(d["last_scrub"].get("stripes_checked", 0))')
+  [ "$mism" = 0 ] && [ "$checked" -gt 0 ] || fail "scrub after the resync: $mism mismatches, $checked checked"
+  result "scrub after the resync: $checked stripes checked, $mism mismatched"
+}
+
+step_path_timeout() {
+  port_down 2 ${NQN}1 || fail "port down"
+  local t0=$(date +%s)
+  for _ in $(seq 1 300); do [ "$(member_state 5)" = DRIVE_STATE_MISSING ] && break; sleep 0.1; done
+  gp vd write vd0 --pattern 9 --offset 160M --length 4M >/dev/null || fail "write while missing"
+  wait_event member_failed $((LOSS_TMO + 60)) || return 1
+  log "member failed $(( $(date +%s) - t0 )) s after the path went away (ctrl-loss-tmo $LOSS_TMO s)"
+  wait_event spare_taken 30 || return 1
+  for _ in $(seq 1 1200); do
+    [ "$(gp dg show dg0 --json | json 'd["state"]')" = GROUP_STATE_OPTIMAL ] && break
+    sleep 0.5
+  done
+  [ "$(gp dg show dg0 --json | json 'd["state"]')" = GROUP_STATE_OPTIMAL ] || fail "no rebuild onto the spare"
+  result "path lost past ctrl-loss-tmo: member failed, spare rebuilt in $(( $(date +%s) - t0 )) s"
+  fio_nbd base 0 32M --verify_only
+  gp vd read vd0 --offset 96M --length 2M --verify-pattern 7 >/dev/null || fail "data of the first path loss"
+  gp vd read vd0 --offset 160M --length 4M --verify-pattern 9 >/dev/null || fail "data written while missing"
+  port_up 2 ${NQN}1 || fail "port up"
+}
+
+for s in $STEPS; do
+  log "step $s"
+  before=$failures
+  step_$s || true
+  [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
+done
+kill -0 $DPID 2>/dev/null || fail "gpuraidd is gone"
+kill -TERM $DPID 2>/dev/null; wait $DPID
+[ $failures -eq 0 ] || { log "daemon log:"; tail -40 $W/gpuraidd.log; }
+log "done: $failures failure(s)"
+[ $failures -eq 0 ]
