@@ -122,12 +122,36 @@ def report_only(out, charts_mode):
     return 0
 
 
+def start_meta(argv, args, params, target):
+    return {"command": shlex.join([os.path.relpath(sys.argv[0], REPO) if sys.argv[0] else "run_suite.py", *argv]),
+            "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "machine": machine.machine_info(), "commit": machine.commit_info(REPO), "params": params.to_json(),
+            "target": {**target.describe(), "baseline_label": target.baseline_label,
+                       "solution_label": target.solution_label},
+            "load_before": machine.load_average(), "noise_note": args.note}
+
+
+def write_skipped(argv, args, params, target, why):
+    """A target that cannot run here (e.g. no GPU): the report and results.json say why; exit 77."""
+    os.makedirs(args.out, exist_ok=True)
+    meta = {**start_meta(argv, args, params, target), "skipped": why}
+    outputs.write_json(os.path.join(args.out, "results.json"), meta, [])
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write(f"# gpuraid benchmark suite: {target.name} target\n\n{why}\n\nCommand: `{meta['command']}`; "
+                f"commit {meta['commit']['commit']}; machine {meta['machine']['cpu_model']}, "
+                f"{meta['machine']['cores']} cores.\n")
+    print(f"run_suite: target {target.name}: {why}")
+    return 77
+
+
 def main(argv):
     args, params = parse_args(argv)
     if args.report_only:
         return report_only(args.out, args.charts)
     target = TARGETS[args.target](params, tool=args.bench)
     why = target.unavailable()
+    if why and why.startswith("skipped"):
+        return write_skipped(argv, args, params, target, why)
     if why:
         sys.exit(f"run_suite: target {args.target}: {why}")
     try:
@@ -145,13 +169,16 @@ def main(argv):
     est = params.runs * sum(params.run_seconds(c.state.name == "rebuilding") for c in cases if c.status == "pending")
     print(f"run_suite: {n} cases x {params.runs} runs on {args.target}, about {est / 60:.0f} min", flush=True)
     os.makedirs(args.out, exist_ok=True)
-    meta = {"command": shlex.join([os.path.relpath(sys.argv[0], REPO) if sys.argv[0] else "run_suite.py", *argv]),
-            "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "machine": machine.machine_info(), "commit": machine.commit_info(REPO), "params": params.to_json(),
-            "target": {**target.describe(), "baseline_label": target.baseline_label,
-                       "solution_label": target.solution_label},
-            "load_before": machine.load_average(), "noise_note": args.note}
-    run_matrix(target, cases, params.runs)
+    meta = start_meta(argv, args, params, target)
+    if target.batch:  # one session measures every run (a VM boot for the VM lane targets)
+        target.run_batch([c for c in cases if c.status == "pending"], params.runs)
+        for c in cases:
+            if c.status == "pending" and not c.runs:
+                c.status, c.reason = "failed", "failed: the batch measured no run of this case"
+            elif c.status == "pending":
+                c.status, c.summary = "measured", stats.summarize(c)
+    else:
+        run_matrix(target, cases, params.runs)
     meta.update(finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                 load_after=machine.load_average(),
                 parity_backend=next((r["parity_backend"] for c in cases for r in c.runs), ""))

@@ -16,8 +16,9 @@ def cov(values):
 
 
 def others_cpu_pct(side, ncores):
-    """CPU used by everything but the measured process, % of one core: the noise."""
-    return max(0.0, side["machine_cpu_pct"] * ncores - side["cpu_pct"])
+    """CPU used by everything but the measured process (and its load
+    generator, when that is a separate client process), % of one core: the noise."""
+    return max(0.0, side["machine_cpu_pct"] * ncores - side["cpu_pct"] - side.get("client_cpu_pct", 0.0))
 
 
 def summarize_side(sides, suite, ncores):
@@ -56,8 +57,9 @@ def summarize_rebuild(rebuilds):
     """Rebuild rates of the rebuilding state (medians), or None."""
     if not rebuilds:
         return None
+    # Targets other than inproc measure no rates: only the cap and whether the rebuild outlasted the window.
     med = {k: statistics.median(r[k] for r in rebuilds)
            for k in ("under_load_mbps", "under_load_ratio_to_raw_write", "idle_mbps", "idle_ratio_to_raw_write",
-                     "replacement_raw_write_mbps")}
+                     "replacement_raw_write_mbps") if all(k in r for r in rebuilds)}
     return {**med, "rate_limit": rebuilds[0]["rate_limit"],
             "lasted_window_runs": sum(bool(r["lasted_window"]) for r in rebuilds), "runs": len(rebuilds)}
