@@ -39,8 +39,9 @@ def _measured(cases):
     return [c for c in cases if c.status == "measured"]
 
 
-def headline(cases, geometries, states):
-    """Solution figure, ratio to baseline and I/O-count bound per workload and measured state."""
+def headline(cases, geometries, states, peer_label="peer"):
+    """Solution figure, ratio to baseline (and to a peer measured in the same runs) and I/O-count
+    bound per workload and measured state."""
     cols = [(g, s) for g in geometries for s in states if any(
         c.geometry == g and c.state == s and c.status == "measured" for c in cases)]
     if not cols:
@@ -56,7 +57,8 @@ def headline(cases, geometries, states):
                 continue
             m = c.summary
             u = m["solution"]["unit"]
-            cells.append(f"{_fig(m['solution']['figure'], u)} {u}: **{m['ratio']:.2f}×** baseline{_noisy(m)}, "
+            peer = f", **{m['peer_ratio']:.2f}×** {peer_label}" if m.get("peer_ratio") else ""
+            cells.append(f"{_fig(m['solution']['figure'], u)} {u}: **{m['ratio']:.2f}×** baseline{_noisy(m)}{peer}, "
                          f"{m['per_cpu_ratio']:.2f}× per CPU (bound {_bound(m['io_count_bound'])})")
         lines.append(f"| {w.name} | " + " | ".join(cells) + " |")
     return lines
@@ -122,6 +124,23 @@ def _rate(r, what):
     return f"{r[f'{what}_mbps']:,.0f}" + (f" ({share:.2f})" if share is not None else "")
 
 
+def _peer_note(t, cases):
+    peers = [c for c in _measured(cases) if c.summary.get("peer")]
+    if not peers:
+        return []
+    lines = ["", f"Peer: {t.get('peer_label')}, measured in the same runs as the solution and the baseline; "
+             f"\"× {t.get('peer_label')}\" = solution / peer.", "",
+             f"| Workload | State | baseline | solution | {t.get('peer_label')} | solution / {t.get('peer_label')} |",
+             "|---|---|---|---|---|---|"]
+    for c in peers:
+        m = c.summary
+        u = m["solution"]["unit"]
+        lines.append(f"| {c.geometry.label} {c.workload.name} | {c.state.label} | {_fig(m['baseline']['figure'], u)} {u} "
+                     f"| {_fig(m['solution']['figure'], u)} {u} | {_fig(m['peer']['figure'], u)} {u} "
+                     f"| **{m['peer_ratio']:.2f}** |")
+    return lines
+
+
 def _noise(meta, cases):
     others = [c.summary[side]["others_cpu_pct"] for c in _measured(cases) for side in ("baseline", "solution")]
     lines = [f"- Load average before / after: {meta.get('load_before')} / {meta.get('load_after')}."]
@@ -145,7 +164,7 @@ def render(meta, cases, geometries, states, charts):
            f"tool {t.get('tool', DASH)} (built {t.get('tool_built') or '?'}); parity backend {meta.get('parity_backend') or DASH}.",
            f"- Environment: {ENVIRONMENTS[t['environment']]}", "",
            "## Parameters",
-           f"- Drives: {p['drive_type']}, {p['drive_size']} each; strip {p['strip']}; QD {p['iodepth']} per thread × "
+           f"- Drives: {t.get('drives') or p['drive_type']}, {p['drive_size']} each; strip {p['strip']}; QD {p['iodepth']} per thread × "
            f"{p['threads']} threads; {p['runtime']} s measured after {p['warmup']} s warm-up; {p['runs']} runs per case; "
            f"seed {p['seed']} (+ run index).", "",
            "## Method",
@@ -164,7 +183,7 @@ def render(meta, cases, geometries, states, charts):
            "Cell: the solution's figure; its ratio to the baseline (throughput); the ratio of throughput per "
            "CPU% (efficiency, steadier than throughput on a busy machine); the I/O-count bound. "
            f"† = the runs of a side spread by more than {100 * NOISY_COV:.0f}% (CoV): a noisy ratio.", "",
-           *headline(cases, geometries, states), ""]
+           *headline(cases, geometries, states, t.get("peer_label") or "peer"), *_peer_note(t, cases), ""]
     not_measured = {c.reason for c in cases if c.status != "measured"}
     if not_measured:
         out += ["States or cases not measured: " + "; ".join(sorted(not_measured)) + ".", ""]

@@ -35,6 +35,7 @@ def parse_args(argv):
     a.add_argument("--quick", action="store_true", help=f"tiny settings for a smoke run: {QUICK}")
     a.add_argument("--geometries", default="5:7+1,6:8+2", help="level:k+m list, e.g. 5:7+1,6:8+2,ec:8+3")
     a.add_argument("--suites", default="random,sequential")
+    a.add_argument("--workloads", default="", help="only these workloads of the suites, e.g. '4K randwrite,128K read'")
     a.add_argument("--states", default="normal,failed,rebuilding")
     a.add_argument("--bench", default=os.path.join(REPO, "build", "bin", "gpuraid-bench"), help="gpuraid-bench binary")
     a.add_argument("--charts", default="auto", choices=("auto", "system", "off"),
@@ -161,6 +162,9 @@ def main(argv):
     suites = select(args.suites, {s: s for s in matrix.SUITES}, "suite")
     states = select(args.states, {s.name: s for s in matrix.STATES}, "state")
     cases = matrix.build(geometries, suites, states)
+    if args.workloads:
+        names = select(args.workloads, {c.workload.name: c.workload.name for c in cases}, "workload")
+        cases = [c for c in cases if c.workload.name in names]
     for c in cases:
         why = target.unsupported(c)
         if why:

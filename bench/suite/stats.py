@@ -17,7 +17,10 @@ def cov(values):
 
 def others_cpu_pct(side, ncores):
     """CPU used by everything but the measured process (and its load
-    generator, when that is a separate client process), % of one core: the noise."""
+    generator, when that is a separate client process), % of one core: the noise.
+    A target that cannot tell it per window (the VM lane) gives it itself."""
+    if "others_cpu_pct" in side:
+        return side["others_cpu_pct"]
     return max(0.0, side["machine_cpu_pct"] * ncores - side["cpu_pct"] - side.get("client_cpu_pct", 0.0))
 
 
@@ -46,7 +49,11 @@ def summarize(case, ncores=None):
     bounds = [r["io_count_bound"] for r in runs if r["io_count_bound"] is not None]
     bound = statistics.median(bounds) if bounds else None  # none for the rebuilding state
     ratio = statistics.median(ratios) if ratios else 0.0
+    # A peer (md beside gpuraid in the VM lane) measured in the same runs: solution / peer.
+    peer = [r["solution"][key] / r["peer"][key] for r in runs if r.get("peer") and r["peer"][key] > 0]
     return {"runs": len(runs), "baseline": base, "solution": sol, "per_cpu_name": per_cpu_name,
+            "peer_ratio": statistics.median(peer) if peer else None,
+            "peer": summarize_side([r["peer"] for r in runs], suite, ncores) if peer else None,
             "ratio": ratio, "ratio_min": min(ratios, default=0.0), "ratio_max": max(ratios, default=0.0),
             "per_cpu_ratio": statistics.median(cpu_ratios) if cpu_ratios else 0.0,
             "io_count_bound": bound, "fraction_of_bound": ratio / bound if bound else None,

@@ -5,7 +5,9 @@ wrote. Usage: suite_smoke.py TARGET GPURAID_BENCH OUT_DIR
   inproc  the in-process engine (2 runs per case)
   nbd     the NBD export with fio (1 run per case); exit 77 without fio's nbd engine
   cuda    CPU vs CUDA parity backend: without a GPU, checks that the suite
-          reports "skipped: no GPU" (exit 77 from the suite) and says so"""
+          reports "skipped: no GPU" (exit 77 from the suite) and says so
+  ublk    the VM lane (TCG): 4K randwrite, normal and failed, raw / gpuraid ublk / md
+          (about 2 minutes); exit 77 without qemu or the guest kernel"""
 import csv
 import glob
 import json
@@ -16,7 +18,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUITE = os.path.join(HERE, "..", "..", "bench", "suite", "run_suite.py")
-RUNS = {"inproc": 2, "nbd": 1, "cuda": 1}
+# Per target: runs per case, extra suite arguments, cases expected (all 15, or
+# 10 when the tool cannot measure the rebuilding state).
+SETTINGS = {
+    "inproc": (2, [], (10, 15)),
+    "nbd": (1, [], (15,)),
+    "cuda": (1, [], (15,)),
+    "ublk": (1, ["--workloads", "4K randwrite", "--states", "normal,failed", "--runtime", "1", "--warmup", "0.5",
+                 "--drive-size", "16M"], (2,)),
+}
 SKIP = 77
 
 
@@ -26,10 +36,11 @@ def check(cond, what):
 
 
 def run_suite(target, bench, out):
+    runs, extra, _ = SETTINGS[target]
     cmd = [sys.executable, SUITE, "--target", target, "--quick", "--geometries", "5:3+1", "--drive-size", "8M",
-           "--runtime", "0.5", "--warmup", "0.1", "--runs", str(RUNS[target]), "--charts", "system",
-           "--bench", bench, "--out", out]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+           "--runtime", "0.5", "--warmup", "0.1", "--runs", str(runs), "--charts", "system",
+           "--bench", bench, "--out", out, *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     print(p.stdout[-3000:], p.stderr[-3000:])
     return p.returncode
 
@@ -46,17 +57,29 @@ def check_skipped(out, rc):
     sys.exit(SKIP)
 
 
+def lane_skipped(out):
+    """The VM lane skips (77) when the guest kernel cannot be had: so does this test."""
+    with open(os.path.join(out, "results.json")) as f:
+        reasons = [c["reason"] for c in json.load(f)["cases"]]
+    if any("VM lane was skipped" in r for r in reasons):
+        print(f"SKIP: {reasons[0]}")
+        sys.exit(SKIP)
+
+
 def check_outputs(target, out):
     with open(os.path.join(out, "results.json")) as f:
         data = json.load(f)
     check(data["meta"]["target"]["target"] == target, f"results.json names target {target}")
     cases = data["cases"]
-    check(len(cases) == 15, f"15 cases (5 workloads x 3 states), got {len(cases)}")
+    runs, _, expect = SETTINGS[target]
     measured = [c for c in cases if c["status"] == "measured"]
-    check(len(measured) in (10, 15), "normal and failed states measured (and rebuilding, when the tool can)")
+    check(len(cases) == max(expect), f"{max(expect)} cases, got {len(cases)}")
+    check(len(measured) in expect, f"{' or '.join(map(str, expect))} cases measured (rebuilding when the tool can), "
+                                   f"got {len(measured)}: {[c['reason'] for c in cases if c['reason']]}")
     for c in measured:
         name = f"{c['workload']['name']} ({c['state']['name']})"
-        check(len(c["runs"]) == RUNS[target], f"{name}: {RUNS[target]} runs")
+        check(len(c["runs"]) == runs, f"{name}: {runs} runs")
+        check(target != "ublk" or c["summary"]["peer_ratio"] > 0, f"{name}: md measured beside gpuraid")
         # A half-second window can be starved on a busy 2-core machine: one
         # non-zero run per side is what proves the pipeline works.
         check(any(r["solution"]["iops"] > 0 for r in c["runs"]) and any(r["baseline"]["iops"] > 0 for r in c["runs"]),
@@ -89,9 +112,14 @@ def main(target, bench, out):
                             subprocess.run(["fio", "--enghelp=nbd"], capture_output=True).returncode != 0):
         print("SKIP: fio with its nbd engine is not installed (scripts/setup.sh installs it)")
         sys.exit(SKIP)
+    if target == "ublk" and not shutil.which("qemu-system-x86_64"):
+        print("SKIP: qemu-system-x86_64 is not installed (scripts/setup.sh installs it)")
+        sys.exit(SKIP)
     rc = run_suite(target, bench, out)
     if target == "cuda" and not glob.glob("/dev/nvidia[0-9]*"):
         check_skipped(out, rc)
+    if target == "ublk":
+        lane_skipped(out)
     check(rc == 0, f"run_suite exited {rc}")
     check_outputs(target, out)
 

@@ -5,5 +5,6 @@ from .base import Target
 from .cuda import CudaTarget
 from .inproc import InprocTarget
 from .nbd import NbdTarget
+from .vmlane import MdTarget, UblkTarget
 
-TARGETS = {t.name: t for t in (InprocTarget, NbdTarget, CudaTarget)}
+TARGETS = {t.name: t for t in (InprocTarget, NbdTarget, CudaTarget, UblkTarget, MdTarget)}

@@ -66,7 +66,8 @@ class NbdTarget(Target):
         return None
 
     def describe(self):
-        return {**super().describe(), "tool": self.harness, "tool_built": self.built(self.harness)}
+        return {**super().describe(), "tool": self.harness, "tool_built": self.built(self.harness),
+                "drives": "mem drives in the harness (baseline: /dev/shm files)"}
 
     # -- one run ---------------------------------------------------------------
     def run(self, case, run_index):
