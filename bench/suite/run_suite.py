@@ -106,7 +106,7 @@ def write_outputs(out, meta, cases, geometries, states, charts_mode):
     outputs.write_json(os.path.join(out, "results.json"), meta, cases)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(report.render(meta, cases, geometries, states, charts))
-    print("\n".join(report.headline(cases, geometries, states)))
+    print("\n".join(report.headline(cases, geometries, states, meta["target"].get("peer_label") or "peer")))
     print(f"run_suite: wrote {out}/report.md, results.json, runs.csv, summary.csv, {' '.join(charts)}")
 
 

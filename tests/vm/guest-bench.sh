@@ -37,15 +37,23 @@ sample() {  # label pid...: uptime, the machine's and each process's CPU
   for p in "${@:2}"; do echo "$1 pid $role $(cat /proc/$p/stat 2>/dev/null)"; role=server; done
 }
 
-# measure NAME DEV SERVER_PID WARMUP RUNTIME FIO-ARGS...: fio with samples at the window's edges
+ios() {  # completed I/Os of a block device (reads + writes)
+  awk '{print $1 + $5}' /sys/block/$(basename $1)/stat
+}
+
+# measure NAME DEV SERVER_PID WARMUP RUNTIME FIO-ARGS...: fio with samples at the window's edges.
+# fio's ramp starts with its first I/O (its set-up is slow under TCG): wait for the device's
+# first completions, then sample over the window, its last tenth trimmed so that it stays inside fio's.
 measure() {
-  local name=$1 dev=$2 spid=$3 warm=$4 rt=$5
+  local name=$1 dev=$2 spid=$3 warm=$4 rt=$5 first=${2%%:*}
   shift 5
+  local n0=$(ios $first)
   fio --name=$name --ioengine=io_uring --direct=1 --filename=$dev "$@" >"$OUT/$name.json" 2>"$W/$name.fio.err" &
   local fpid=$!
+  for _ in $(seq 1 3000); do [ "$(ios $first)" != "$n0" ] && break; kill -0 $fpid 2>/dev/null || break; sleep 0.01; done
   sleep "$warm"
   sample start $fpid $spid >"$OUT/$name.cpu"
-  sleep "$rt"
+  sleep "$(awk "BEGIN {print $rt * 0.9}")"
   sample end $fpid $spid >>"$OUT/$name.cpu"
   wait $fpid || { echo "fio: $(tail -3 $W/$name.fio.err)" >"$OUT/$name.error"; return 1; }
 }

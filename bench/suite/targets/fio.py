@@ -3,12 +3,31 @@ the host; ublk, md and raw drives in the VM lane): one job line for a case,
 and one parser from fio's JSON to a Side (see base.py). The same job line
 runs against every side of a case, only the I/O engine and target differ."""
 import json
+import os
 import subprocess
 import time
 
 from .procstat import Window
 
 PERCENTILES = ("50.000000", "99.000000", "99.900000")
+WINDOW_TRIM = 0.1
+
+
+def _wait_jobs_started(pid, jobs, timeout=30.0):
+    """Waits until fio runs its job threads (--thread: the main thread, its
+    helper thread and one per job, all named fio; io_uring workers are not)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        names = []
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{t}/comm") as f:
+                    names.append(f.read().strip())
+            except OSError:
+                pass
+        if names.count("fio") >= jobs + 2:
+            return
+        time.sleep(0.01)
 
 
 def _slices(jobs):
@@ -60,10 +79,15 @@ def run_measured(cmd, warmup, runtime, server_pid=None, cwd=None):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     pids = [p.pid] + ([server_pid] if server_pid else [])
     w = Window(pids)
+    jobs = int(next(a for a in cmd if a.startswith("--numjobs=")).split("=")[1])
     try:
+        # fio's ramp starts when its job threads do (after its set-up, slow on a busy machine); the
+        # CPU window is its measured window, trimmed by WINDOW_TRIM at the end so that a late start
+        # found here keeps it inside fio's.
+        _wait_jobs_started(p.pid, jobs)
         time.sleep(warmup)
         w.start()
-        time.sleep(runtime)
+        time.sleep(runtime * (1 - WINDOW_TRIM))
         w.stop()
     except OSError:  # fio ended early (an error): its output says why
         pass
