@@ -30,30 +30,43 @@ for i in $(seq 0 $((want - 1))); do
 done
 [ ${#ALL[@]} -eq "$want" ] || { log "FAIL: expected $want NVMe drives, found ${ALL[*]}"; exit 1; }
 
+# Under TCG every fork costs tens to hundreds of milliseconds: what runs inside fio's window
+# (waiting, sampling) uses bash builtins only.
+mkfifo /run/bench-sleep && exec 9<>/run/bench-sleep
+pause() { read -rt "$1" -u 9; }   # sleep without a fork: nothing ever writes to the FIFO
 sample() {  # label pid...: uptime, the machine's and each process's CPU
-  echo "$1 uptime $(cut -d' ' -f1 /proc/uptime)"
-  echo "$1 $(head -1 /proc/stat)"
-  local role=fio
-  for p in "${@:2}"; do echo "$1 pid $role $(cat /proc/$p/stat 2>/dev/null)"; role=server; done
+  local up line role=fio
+  read -r up _ </proc/uptime
+  read -r line </proc/stat
+  echo "$1 uptime $up"
+  echo "$1 $line"
+  for p in "${@:2}"; do read -r line </proc/$p/stat && echo "$1 pid $role $line"; role=server; done
 }
-
 ios() {  # completed I/Os of a block device (reads + writes)
-  awk '{print $1 + $5}' /sys/block/$(basename $1)/stat
+  local r _a _b _c w
+  read -r r _a _b _c w _ </sys/block/${1#/dev/}/stat
+  echo $((r + w))
 }
 
 # measure NAME DEV SERVER_PID WARMUP RUNTIME FIO-ARGS...: fio with samples at the window's edges.
 # fio's ramp starts with its first I/O (its set-up is slow under TCG): wait for the device's
 # first completions, then sample over the window, its last tenth trimmed so that it stays inside fio's.
 measure() {
-  local name=$1 dev=$2 spid=$3 warm=$4 rt=$5 first=${2%%:*}
+  local name=$1 dev=$2 spid=$3 warm=$4 rt=$5 first=${2%%:*} n0 n w
   shift 5
-  local n0=$(ios $first)
+  local win=$(awk "BEGIN {print $rt * 0.9}")
+  n0=$(ios $first)
   fio --name=$name --ioengine=io_uring --direct=1 --filename=$dev "$@" >"$OUT/$name.json" 2>"$W/$name.fio.err" &
   local fpid=$!
-  for _ in $(seq 1 3000); do [ "$(ios $first)" != "$n0" ] && break; kill -0 $fpid 2>/dev/null || break; sleep 0.01; done
-  sleep "$warm"
+  for _ in {1..3000}; do
+    read -r n _ _ _ w _ </sys/block/${first#/dev/}/stat
+    [ $((n + w)) != "$n0" ] && break
+    [ -d /proc/$fpid ] || break
+    pause 0.01
+  done
+  pause "$warm"
   sample start $fpid $spid >"$OUT/$name.cpu"
-  sleep "$(awk "BEGIN {print $rt * 0.9}")"
+  pause "$win"
   sample end $fpid $spid >>"$OUT/$name.cpu"
   wait $fpid || { echo "fio: $(tail -3 $W/$name.fio.err)" >"$OUT/$name.error"; return 1; }
 }
