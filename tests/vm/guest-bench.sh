@@ -15,7 +15,7 @@
 set -uo pipefail
 BIN=$1 PLAN=$2 OUT=$3
 H=$BIN/gpuraid-export-harness
-W=${VMLANE_WORK:-/run/lane}
+W=/run/bench-work   # logs in the guest's tmpfs: the host run dir may vanish under a long run (seen on shared hosts)
 mkdir -p "$W" "$OUT"
 THREADS=2 FILL=() HPID=""
 log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
