@@ -79,8 +79,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "gpuraid-demo: %s\n", err.c_str());
     return 1;
   }
-  vol->set_events({[](uint32_t m, int e) { printf("   event: member %u failed (%s)\n", m, strerror(-e)); },
-                   [] { printf("   event: the group has failed\n"); }});
+  Volume::Events ev;
+  ev.member_failed = [](uint32_t m, int e) { printf("   event: member %u failed (%s)\n", m, strerror(-e)); };
+  ev.group_failed = [] { printf("   event: the group has failed\n"); };
+  vol->set_events(ev);
   printf("2. built %s, parity backend %s\n", g.describe().c_str(), engine->reactor(0).parity().name());
   Sync io{*vol, engine->reactor(0)};
   const uint64_t cap = vol->size_bytes();

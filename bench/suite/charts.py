@@ -85,7 +85,8 @@ def suite_chart(meta, cases, suite, out_dir):
 def main():
     with open(sys.argv[1]) as f:
         data = json.load(f)
-    for suite in dict.fromkeys(c["workload"]["suite"] for c in data["cases"]):
+    # A suite none of whose cases was measured gets no chart (the report says why they were not).
+    for suite in dict.fromkeys(c["workload"]["suite"] for c in data["cases"] if c["status"] == "measured"):
         print(suite_chart(data["meta"], data["cases"], suite, sys.argv[2]))
 
 

@@ -58,6 +58,6 @@ def write_summary_csv(path, meta, cases):
                            per_cpu_ratio=s["per_cpu_ratio"])
                 if s.get("rebuild"):
                     r = s["rebuild"]
-                    row.update(rebuild_under_load_mbps=r["under_load_mbps"], rebuild_idle_mbps=r["idle_mbps"],
+                    row.update(rebuild_under_load_mbps=r.get("under_load_mbps"), rebuild_idle_mbps=r.get("idle_mbps"),
                                rebuild_lasted_window_runs=r["lasted_window_runs"])
             out.writerow(row)

@@ -3,8 +3,15 @@ suite two tables in the seeds' form (throughput and ratios; latency and CPU)."""
 import statistics
 
 from matrix import SUITE_TITLES
+from targets import TARGETS
 
 DASH = "–"
+ENVIRONMENTS = {
+    "host": "host figures only (never mixed with TCG/VM-lane figures).",
+    "tcg": "**TCG figures** (the VM lane: qemu without KVM, every guest instruction emulated, the guest's "
+           "2 vCPUs on the host's cores): they compare the sides of one run with each other, and say nothing about "
+           "speed on real hardware. Never compare them with host figures.",
+}
 NOISY_COV = 0.20  # a side's runs spread more than this: the cell is marked noisy
 
 
@@ -32,8 +39,9 @@ def _measured(cases):
     return [c for c in cases if c.status == "measured"]
 
 
-def headline(cases, geometries, states):
-    """Solution figure, ratio to baseline and I/O-count bound per workload and measured state."""
+def headline(cases, geometries, states, peer_label="peer"):
+    """Solution figure, ratio to baseline (and to a peer measured in the same runs) and I/O-count
+    bound per workload and measured state."""
     cols = [(g, s) for g in geometries for s in states if any(
         c.geometry == g and c.state == s and c.status == "measured" for c in cases)]
     if not cols:
@@ -49,7 +57,8 @@ def headline(cases, geometries, states):
                 continue
             m = c.summary
             u = m["solution"]["unit"]
-            cells.append(f"{_fig(m['solution']['figure'], u)} {u}: **{m['ratio']:.2f}×** raw{_noisy(m)}, "
+            peer = f", **{m['peer_ratio']:.2f}×** {peer_label}" if m.get("peer_ratio") else ""
+            cells.append(f"{_fig(m['solution']['figure'], u)} {u}: **{m['ratio']:.2f}×** baseline{_noisy(m)}{peer}, "
                          f"{m['per_cpu_ratio']:.2f}× per CPU (bound {_bound(m['io_count_bound'])})")
         lines.append(f"| {w.name} | " + " | ".join(cells) + " |")
     return lines
@@ -101,10 +110,35 @@ def _rebuild_table(cases):
              "| replacement raw write MB/s | lasted the window |", "|---|---|---|---|---|"]
     for c in sel:
         r = c.summary["rebuild"]
-        lines.append(f"| {c.workload.name} | {r['under_load_mbps']:,.0f} ({r['under_load_ratio_to_raw_write']:.2f}) "
-                     f"| {r['idle_mbps']:,.0f} ({r['idle_ratio_to_raw_write']:.2f}) "
-                     f"| {r['replacement_raw_write_mbps']:,.0f} | {r['lasted_window_runs']} of {r['runs']} runs |")
+        lines.append(f"| {c.workload.name} | {_rate(r, 'under_load')} | {_rate(r, 'idle')} "
+                     f"| {_rate(r, 'replacement_raw_write')} | {r['lasted_window_runs']} of {r['runs']} runs |")
     return lines + [""]
+
+
+def _rate(r, what):
+    """A rebuild rate (MB/s, with its share of the raw write rate when known), or a dash: only the
+    in-process target measures rebuild rates."""
+    if f"{what}_mbps" not in r:
+        return DASH
+    share = r.get(f"{what}_ratio_to_raw_write")
+    return f"{r[f'{what}_mbps']:,.0f}" + (f" ({share:.2f})" if share is not None else "")
+
+
+def _peer_note(t, cases):
+    peers = [c for c in _measured(cases) if c.summary.get("peer")]
+    if not peers:
+        return []
+    lines = ["", f"Peer: {t.get('peer_label')}, measured in the same runs as the solution and the baseline; "
+             f"\"× {t.get('peer_label')}\" = solution / peer.", "",
+             f"| Workload | State | baseline | solution | {t.get('peer_label')} | solution / {t.get('peer_label')} |",
+             "|---|---|---|---|---|---|"]
+    for c in peers:
+        m = c.summary
+        u = m["solution"]["unit"]
+        lines.append(f"| {c.geometry.label} {c.workload.name} | {c.state.label} | {_fig(m['baseline']['figure'], u)} {u} "
+                     f"| {_fig(m['solution']['figure'], u)} {u} | {_fig(m['peer']['figure'], u)} {u} "
+                     f"| **{m['peer_ratio']:.2f}** |")
+    return lines
 
 
 def _noise(meta, cases):
@@ -128,33 +162,28 @@ def render(meta, cases, geometries, states, charts):
            f"{m['memory_gib']} GiB; caches {m.get('caches') or DASH}; kernel {m['kernel']}.",
            f"- Commit {meta['commit']['commit']}{' with uncommitted changes' if meta['commit']['dirty'] else ''}; "
            f"tool {t.get('tool', DASH)} (built {t.get('tool_built') or '?'}); parity backend {meta.get('parity_backend') or DASH}.",
-           f"- Environment: {t['environment']} figures only (never mixed with TCG/VM-lane figures).", "",
+           f"- Environment: {ENVIRONMENTS[t['environment']]}", "",
            "## Parameters",
-           f"- Drives: {p['drive_type']}, {p['drive_size']} each; strip {p['strip']}; QD {p['iodepth']} per thread × "
+           f"- Drives: {t.get('drives') or p['drive_type']}, {p['drive_size']} each; strip {p['strip']}; QD {p['iodepth']} per thread × "
            f"{p['threads']} threads; {p['runtime']} s measured after {p['warmup']} s warm-up; {p['runs']} runs per case; "
            f"seed {p['seed']} (+ run index).", "",
            "## Method",
-           "- Baseline: the same member drives without RAID (each logical I/O is one member I/O, round-robin "
-           "over the members), measured in the same gpuraid-bench invocation as the solution, raw first then RAID. "
-           "Every ratio is from one invocation; a case's ratio is the median of its runs' ratios.",
+           f"- Baseline: {t.get('baseline_label', 'raw drives')}; solution: {t.get('solution_label', 'gpuraid')}. "
+           "Every ratio is from one run that measured both; a case's ratio is the median of its runs' ratios.",
+           *[f"- {line}" for line in t.get("method") or TARGETS[t["target"]].method],
            "- The runs of a case are spread over the whole matrix (run 1 of every case, then run 2, …), so slow "
            "phases of a noisy machine do not land on one case.",
            "- I/O-count bound: the share of raw throughput left once each logical I/O is charged the member I/Os "
            "(random) or member bytes (sequential) it needs; `% of bound` = ratio / bound. None for the rebuilding "
            "state, where rebuild traffic shares the drives.",
-           "- Rebuilding: gpuraid-bench --state rebuilding measures the raw drives while healthy, then fails member "
-           "0, starts its rebuild onto a fresh drive and measures the RAID while it runs (then a second rebuild "
-           "with the foreground idle, for the rebuild rate).",
-           "- CPU: usr+sys of the whole benchmark process (all threads, io_uring workers included) during the "
-           "measured window, % of one core; per CPU% = IOPS (random) or MB/s (sequential) per CPU%. Both sides "
-           "run in one process, so each side's CPU is its own window's.",
+           "- Per CPU% = IOPS (random) or MB/s (sequential) per CPU% of the measured process.",
            "- CoV: sample standard deviation / mean of the runs' IOPS.", "",
            "## Noise", *_noise(meta, cases), "",
            "## Headline (median of runs)",
-           "Cell: gpuraid's figure; its ratio to the raw drives (throughput); the ratio of throughput per "
+           "Cell: the solution's figure; its ratio to the baseline (throughput); the ratio of throughput per "
            "CPU% (efficiency, steadier than throughput on a busy machine); the I/O-count bound. "
            f"† = the runs of a side spread by more than {100 * NOISY_COV:.0f}% (CoV): a noisy ratio.", "",
-           *headline(cases, geometries, states), ""]
+           *headline(cases, geometries, states, t.get("peer_label") or "peer"), *_peer_note(t, cases), ""]
     not_measured = {c.reason for c in cases if c.status != "measured"}
     if not_measured:
         out += ["States or cases not measured: " + "; ".join(sorted(not_measured)) + ".", ""]
@@ -164,7 +193,8 @@ def render(meta, cases, geometries, states, charts):
             if not sel:
                 continue
             out += [f"## {g.label}: {SUITE_TITLES[suite]}", "",
-                    *_throughput_table(sel, ("Baseline (raw drives)", "gpuraid")), "",
+                    *_throughput_table(sel, (f"Baseline ({t.get('baseline_label', 'raw drives')})",
+                                             t.get("solution_label", "gpuraid"))), "",
                     *_latency_cpu_table(sel), "", *_rebuild_table(sel)]
     if charts:
         out += ["## Charts", ""] + [f"![{name}]({name})" for name in charts] + [""]

@@ -35,6 +35,7 @@ def parse_args(argv):
     a.add_argument("--quick", action="store_true", help=f"tiny settings for a smoke run: {QUICK}")
     a.add_argument("--geometries", default="5:7+1,6:8+2", help="level:k+m list, e.g. 5:7+1,6:8+2,ec:8+3")
     a.add_argument("--suites", default="random,sequential")
+    a.add_argument("--workloads", default="", help="only these workloads of the suites, e.g. '4K randwrite,128K read'")
     a.add_argument("--states", default="normal,failed,rebuilding")
     a.add_argument("--bench", default=os.path.join(REPO, "build", "bin", "gpuraid-bench"), help="gpuraid-bench binary")
     a.add_argument("--charts", default="auto", choices=("auto", "system", "off"),
@@ -105,7 +106,7 @@ def write_outputs(out, meta, cases, geometries, states, charts_mode):
     outputs.write_json(os.path.join(out, "results.json"), meta, cases)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(report.render(meta, cases, geometries, states, charts))
-    print("\n".join(report.headline(cases, geometries, states)))
+    print("\n".join(report.headline(cases, geometries, states, meta["target"].get("peer_label") or "peer")))
     print(f"run_suite: wrote {out}/report.md, results.json, runs.csv, summary.csv, {' '.join(charts)}")
 
 
@@ -122,12 +123,36 @@ def report_only(out, charts_mode):
     return 0
 
 
+def start_meta(argv, args, params, target):
+    return {"command": shlex.join([os.path.relpath(sys.argv[0], REPO) if sys.argv[0] else "run_suite.py", *argv]),
+            "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "machine": machine.machine_info(), "commit": machine.commit_info(REPO), "params": params.to_json(),
+            "target": {**target.describe(), "baseline_label": target.baseline_label,
+                       "solution_label": target.solution_label},
+            "load_before": machine.load_average(), "noise_note": args.note}
+
+
+def write_skipped(argv, args, params, target, why):
+    """A target that cannot run here (e.g. no GPU): the report and results.json say why; exit 77."""
+    os.makedirs(args.out, exist_ok=True)
+    meta = {**start_meta(argv, args, params, target), "skipped": why}
+    outputs.write_json(os.path.join(args.out, "results.json"), meta, [])
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write(f"# gpuraid benchmark suite: {target.name} target\n\n{why}\n\nCommand: `{meta['command']}`; "
+                f"commit {meta['commit']['commit']}; machine {meta['machine']['cpu_model']}, "
+                f"{meta['machine']['cores']} cores.\n")
+    print(f"run_suite: target {target.name}: {why}")
+    return 77
+
+
 def main(argv):
     args, params = parse_args(argv)
     if args.report_only:
         return report_only(args.out, args.charts)
     target = TARGETS[args.target](params, tool=args.bench)
     why = target.unavailable()
+    if why and why.startswith("skipped"):
+        return write_skipped(argv, args, params, target, why)
     if why:
         sys.exit(f"run_suite: target {args.target}: {why}")
     try:
@@ -137,6 +162,9 @@ def main(argv):
     suites = select(args.suites, {s: s for s in matrix.SUITES}, "suite")
     states = select(args.states, {s.name: s for s in matrix.STATES}, "state")
     cases = matrix.build(geometries, suites, states)
+    if args.workloads:
+        names = select(args.workloads, {c.workload.name: c.workload.name for c in cases}, "workload")
+        cases = [c for c in cases if c.workload.name in names]
     for c in cases:
         why = target.unsupported(c)
         if why:
@@ -145,13 +173,16 @@ def main(argv):
     est = params.runs * sum(params.run_seconds(c.state.name == "rebuilding") for c in cases if c.status == "pending")
     print(f"run_suite: {n} cases x {params.runs} runs on {args.target}, about {est / 60:.0f} min", flush=True)
     os.makedirs(args.out, exist_ok=True)
-    meta = {"command": shlex.join([os.path.relpath(sys.argv[0], REPO) if sys.argv[0] else "run_suite.py", *argv]),
-            "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "machine": machine.machine_info(), "commit": machine.commit_info(REPO), "params": params.to_json(),
-            "target": {**target.describe(), "baseline_label": target.baseline_label,
-                       "solution_label": target.solution_label},
-            "load_before": machine.load_average(), "noise_note": args.note}
-    run_matrix(target, cases, params.runs)
+    meta = start_meta(argv, args, params, target)
+    if target.batch:  # one session measures every run (a VM boot for the VM lane targets)
+        target.run_batch([c for c in cases if c.status == "pending"], params.runs)
+        for c in cases:
+            if c.status == "pending" and not c.runs:
+                c.status, c.reason = "failed", "failed: the batch measured no run of this case"
+            elif c.status == "pending":
+                c.status, c.summary = "measured", stats.summarize(c)
+    else:
+        run_matrix(target, cases, params.runs)
     meta.update(finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                 load_after=machine.load_average(),
                 parity_backend=next((r["parity_backend"] for c in cases for r in c.runs), ""))

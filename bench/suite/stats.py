@@ -16,8 +16,12 @@ def cov(values):
 
 
 def others_cpu_pct(side, ncores):
-    """CPU used by everything but the measured process, % of one core: the noise."""
-    return max(0.0, side["machine_cpu_pct"] * ncores - side["cpu_pct"])
+    """CPU used by everything but the measured process (and its load
+    generator, when that is a separate client process), % of one core: the noise.
+    A target that cannot tell it per window (the VM lane) gives it itself."""
+    if "others_cpu_pct" in side:
+        return side["others_cpu_pct"]
+    return max(0.0, side["machine_cpu_pct"] * ncores - side["cpu_pct"] - side.get("client_cpu_pct", 0.0))
 
 
 def summarize_side(sides, suite, ncores):
@@ -45,7 +49,11 @@ def summarize(case, ncores=None):
     bounds = [r["io_count_bound"] for r in runs if r["io_count_bound"] is not None]
     bound = statistics.median(bounds) if bounds else None  # none for the rebuilding state
     ratio = statistics.median(ratios) if ratios else 0.0
+    # A peer (md beside gpuraid in the VM lane) measured in the same runs: solution / peer.
+    peer = [r["solution"][key] / r["peer"][key] for r in runs if r.get("peer") and r["peer"][key] > 0]
     return {"runs": len(runs), "baseline": base, "solution": sol, "per_cpu_name": per_cpu_name,
+            "peer_ratio": statistics.median(peer) if peer else None,
+            "peer": summarize_side([r["peer"] for r in runs], suite, ncores) if peer else None,
             "ratio": ratio, "ratio_min": min(ratios, default=0.0), "ratio_max": max(ratios, default=0.0),
             "per_cpu_ratio": statistics.median(cpu_ratios) if cpu_ratios else 0.0,
             "io_count_bound": bound, "fraction_of_bound": ratio / bound if bound else None,
@@ -56,8 +64,9 @@ def summarize_rebuild(rebuilds):
     """Rebuild rates of the rebuilding state (medians), or None."""
     if not rebuilds:
         return None
+    # Targets other than inproc measure no rates: only the cap and whether the rebuild outlasted the window.
     med = {k: statistics.median(r[k] for r in rebuilds)
            for k in ("under_load_mbps", "under_load_ratio_to_raw_write", "idle_mbps", "idle_ratio_to_raw_write",
-                     "replacement_raw_write_mbps")}
+                     "replacement_raw_write_mbps") if all(k in r for r in rebuilds)}
     return {**med, "rate_limit": rebuilds[0]["rate_limit"],
             "lasted_window_runs": sum(bool(r["lasted_window"]) for r in rebuilds), "runs": len(rebuilds)}

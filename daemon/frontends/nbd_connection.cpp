@@ -16,6 +16,12 @@ using namespace nbd;
 namespace {
 constexpr size_t kRecvBuf = 256 << 10;
 constexpr size_t kMaxBatch = 64;  // replies per sendmsg
+// After a write at least this large, the next header is received alone, so
+// that a large payload behind it goes straight into its buffer instead of
+// being copied out of the receive buffer (measured: a user-space memcpy of
+// ~8% of the serving CPU at 128K sequential writes). Smaller writes keep
+// the batched receive, whose copy costs less than an extra receive.
+constexpr uint32_t kLargeWrite = 32 << 10;
 }
 
 NbdConnection::NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExportInfo& ex,
@@ -112,6 +118,7 @@ bool NbdConnection::parse_header() {
   q->buf = nullptr;
   q->error = 0;
   const bool data = type == kCmdRead || type == kCmdWrite;
+  large_writes_ = type == kCmdWrite && len >= kLargeWrite;
   const uint32_t bad = data ? check(off, len, type == kCmdWrite) : 0;
   if (type == kCmdWrite && bad && len > kMaxDiscardBytes) {
     begin_close("write far larger than the maximum block size");
@@ -335,7 +342,9 @@ void NbdConnection::arm_recv() {
       rhead_ = 0;
     }
     recv_direct_ = false;
-    io_uring_prep_recv(sqe, fd_, rbuf_.data() + rtail_, rbuf_.size() - rtail_, 0);
+    size_t want = rbuf_.size() - rtail_;
+    if (rx_ == RxState::Header && large_writes_) want = std::min(want, kRequestBytes - (rtail_ - rhead_));
+    io_uring_prep_recv(sqe, fd_, rbuf_.data() + rtail_, want, 0);
   }
   recv_pending_ = true;
 }

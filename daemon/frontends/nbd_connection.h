@@ -90,6 +90,7 @@ class NbdConnection {
   std::vector<uint8_t> rbuf_;
   size_t rhead_ = 0, rtail_ = 0;  // unparsed bytes are rbuf_[rhead_, rtail_)
   bool recv_pending_ = false, recv_direct_ = false;
+  bool large_writes_ = false;     // the last request was a large write: receive the next header alone
   RxState rx_ = RxState::Header;
   Req* cur_ = nullptr;            // the write whose payload is arriving
   uint32_t have_ = 0;

@@ -102,8 +102,8 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   sb.bitmap_region_bytes = region;
   sb.created_unix = uint64_t(time(nullptr));
   sb.name = cfg.name;
-  const bool zeroed = cfg.assume_zeroed || !g.has_parity() && !g.is_mirror();
-  sb.flags = kFlagClean | (zeroed ? kFlagInitialized : 0);
+  const bool zeroed = cfg.assume_zeroed || (!g.has_parity() && !g.is_mirror());
+  sb.flags = kFlagClean | (zeroed ? uint32_t(kFlagInitialized) : 0u);
   for (uint32_t i = 0; i < g.members; i++) sb.slots[i] = Slot{new_uuid(), SlotState::Active, 0};
   im.drives.resize(kMaxSlots);
   for (uint32_t i = 0; i < g.members; i++) im.drives[i] = std::move(members[i]);

@@ -7,9 +7,10 @@
 //       [--nbd unix:PATH|tcp:[HOST:]PORT] [--ublk [--ublk-id N]] [--reactors 2] [--state FILE]
 //
 // --group create|assemble: the drives form an engine/group Group instead
-// (superblocks, write-intent bitmap, rebuild); --control FIFO then takes
-// lines "fail IDX" and "replace IDX PATH" (the replacement is rebuilt in
-// the background; group events are logged to stderr).
+// (superblocks, write-intent bitmap, rebuild; --rebuild-rate BYTES/s caps
+// the rebuild). --control FIFO takes lines "fail IDX" (either kind of
+// volume) and, with --group, "replace IDX PATH" (the replacement is rebuilt
+// in the background; group events are logged to stderr).
 //
 // The state file (written once every export is up) has lines key=value:
 // nbd_uri, ublk_dev, ublk_id, pid, size. SIGKILL it and start it again with
@@ -42,7 +43,7 @@ namespace {
 
 struct Options {
   std::string level = "5", strip = "64K", drive_type = "file", drive_size, name = "vd0", nbd, state;
-  std::string group, control;
+  std::string group, control, rebuild_rate;
   std::vector<std::string> drives;
   uint32_t members = 4, reactors = 2, ublk_queues = 0, ublk_depth = 128;
   uint64_t data_offset = 1 << 20;
@@ -97,6 +98,7 @@ bool parse(int argc, char** argv, Options* o, std::string* err) {
     else if (a == "--ublk-cycles") { if (!num(&o->ublk_cycles)) return false; }
     else if (a == "--group") { if (!val(&o->group)) return false; }
     else if (a == "--control") { if (!val(&o->control)) return false; }
+    else if (a == "--rebuild-rate") { if (!val(&o->rebuild_rate)) return false; }
     else return *err = "unknown argument " + a, false;
   }
   return true;
@@ -111,9 +113,10 @@ size_t count_entries(const char* dir) {
   return n;
 }
 
-// Operator commands for a group, one per line from a FIFO: "fail IDX",
-// "replace IDX PATH". Runs until the FIFO says "quit" or the process ends.
-void control_loop(const std::string& fifo, Group* g) {
+// Operator commands, one per line from a FIFO: "fail IDX" (a group, or a
+// plain volume: Volume::fail_member is safe from any thread) and, for a
+// group, "replace IDX PATH". Runs until the FIFO says "quit" or the process ends.
+void control_loop(const std::string& fifo, Volume* vol, Group* g) {
   int fd = open(fifo.c_str(), O_RDWR);  // RDWR: no EOF when writers come and go
   if (fd < 0) {
     fprintf(stderr, "harness: cannot open %s: %s\n", fifo.c_str(), strerror(errno));
@@ -133,7 +136,9 @@ void control_loop(const std::string& fifo, Group* g) {
     in >> cmd >> idx >> path;
     bool ok = false;
     if (cmd == "quit") break;
-    if (cmd == "fail") ok = g->fail_member(idx, &err);
+    if (cmd == "fail" && g) ok = g->fail_member(idx, &err);
+    else if (cmd == "fail") ok = vol->fail_member(idx, -EIO) || (err = "not a member, or failed already", false);
+    else if (cmd == "replace" && !g) err = "replace needs --group";
     else if (cmd == "replace") {
       DriveSpec s;
       struct stat st;
@@ -245,6 +250,7 @@ int main(int argc, char** argv) {
   if (!o.drives.empty()) o.members = uint32_t(o.drives.size());
   if (o.drives.empty() && dt != DriveType::Mem && dt != DriveType::Null) return usage("--drives is needed for file and block drives");
   if (o.nbd.empty() && !o.ublk && !o.ublk_cycles) return usage("nothing to export: give --nbd and/or --ublk");
+  if (!o.rebuild_rate.empty() && o.group.empty()) return usage("--rebuild-rate needs --group");
 
   // Signals go to the main thread only (sigwait); reactor threads never see them.
   sigset_t sigs;
@@ -309,14 +315,18 @@ int main(int argc, char** argv) {
       if (e.kind == GroupEvent::MemberFailed) fprintf(stderr, "harness: member %d failed: %s\n", e.member, e.message.c_str());
       fprintf(stderr, "harness: group event %s member %d %s\n", group_event_name(e.kind), e.member, e.message.c_str());
     });
+    if (!o.rebuild_rate.empty()) {
+      uint64_t rate = 0;
+      if (!parse_size(o.rebuild_rate, &rate)) return usage("bad --rebuild-rate " + o.rebuild_rate);
+      group->set_rebuild_rate(rate);
+    }
     group->start_background(engine->reactor(0));
     vol = &group->volume();
   }
   VolumeExtent vd(*vol, 0, vol->size_bytes());
   std::thread control;
   if (!o.control.empty()) {
-    if (!group) return usage("--control needs --group");
-    control = std::thread(control_loop, o.control, group.get());
+    control = std::thread(control_loop, o.control, vol, group.get());
     control.detach();  // blocked in read() until the process ends
   }
 

@@ -7,6 +7,8 @@
 # reported a status. Only the qemu this script started is ever killed.
 # VMLANE_NVME_OPTS: per-drive qemu nvme device options, one word per drive
 # in order ("-" = none), e.g. "- logical_block_size=4096,physical_block_size=4096".
+# VMLANE_SHARE=DIR (an existing host directory) is mounted read-write at the
+# same path in the guest, for results that outlive the run dir.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 nvme=${VMLANE_NVME:-4}
@@ -48,6 +50,7 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mkdir -p /lib/modules/$kver && mount --bind $kroot/lib/modules/$kver /lib/modules/$kver
 modprobe configfs 2>/dev/null; mount -t configfs configfs /sys/kernel/config 2>/dev/null
 ip link set lo up 2>/dev/null
+${VMLANE_SHARE:+mkdir -p $VMLANE_SHARE && mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 vmshare $VMLANE_SHARE}
 [ -n "${VMLANE_VERBOSE:-}" ] || echo 1 >/proc/sys/kernel/printk
 cd $run
 bash $run/cmd.sh </dev/null
@@ -67,12 +70,17 @@ for i in $(seq 0 $((nvme - 1))); do
            -device "nvme,serial=vmlane$i,drive=nv$i$extra")
 done
 virtfs=security_model=none,multidevs=remap
+share=()
+if [ -n "${VMLANE_SHARE:-}" ]; then
+  [ -d "$VMLANE_SHARE" ] || { echo "VMLANE_SHARE=$VMLANE_SHARE is not a directory" >&2; exit 2; }
+  share=(-virtfs "local,path=$VMLANE_SHARE,mount_tag=vmshare,$virtfs")
+fi
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
   -nodefaults -net none -no-reboot -display none -serial stdio \
   -kernel "$kroot/boot/vmlinuz-$kver" -initrd "$initrd" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3 vmrun=$run" \
   -virtfs "local,path=/,mount_tag=hostroot,readonly=on,$virtfs" \
-  -virtfs "local,path=$run,mount_tag=vmrun,$virtfs" \
+  -virtfs "local,path=$run,mount_tag=vmrun,$virtfs" "${share[@]}" \
   "${drives[@]}" </dev/null &
 qpid=$!
 rc=0

@@ -3,9 +3,7 @@ same member drives without RAID (baseline) and with it (solution) in one
 invocation (--state rebuilding: raw on the healthy drives, then the RAID
 while a member is rebuilt). One invocation per run, so every run is
 recorded whole."""
-import datetime
 import json
-import os
 import subprocess
 
 from .base import Target
@@ -19,6 +17,15 @@ class InprocTarget(Target):
     name = "inproc"
     environment = "host"
     solution_label = "gpuraid (in-process)"
+    method = [
+        "Both sides in one gpuraid-bench invocation, raw first then RAID: the raw side issues each logical I/O "
+        "as one member I/O, round-robin over the members.",
+        "Rebuilding: gpuraid-bench --state rebuilding measures the raw drives while healthy, then fails member 0, "
+        "starts its rebuild onto a fresh drive and measures the RAID while it runs (then a second rebuild with "
+        "the foreground idle, for the rebuild rate).",
+        "CPU: usr+sys of the whole benchmark process (all threads, io_uring workers included) during the measured "
+        "window, % of one core. Both sides run in one process, so each side's CPU is its own window's.",
+    ]
 
     def __init__(self, params, tool=None):
         super().__init__(params, tool)
@@ -45,12 +52,7 @@ class InprocTarget(Target):
         return None
 
     def describe(self) -> dict:
-        # The binary's build time: the commit alone does not say what was built from a dirty tree.
-        try:
-            built = datetime.datetime.fromtimestamp(os.path.getmtime(self.tool)).astimezone().isoformat(timespec="seconds")
-        except OSError:
-            built = None
-        return {**super().describe(), "tool": self.tool, "tool_built": built}
+        return {**super().describe(), "tool": self.tool, "tool_built": self.built(self.tool)}
 
     def command(self, case, run_index: int) -> list:
         p, g, w = self.params, case.geometry, case.workload
