@@ -53,6 +53,7 @@ ip link set lo up 2>/dev/null
 ${VMLANE_SHARE:+mkdir -p $VMLANE_SHARE && mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 vmshare $VMLANE_SHARE}
 [ -n "${VMLANE_VERBOSE:-}" ] || echo 1 >/proc/sys/kernel/printk
 cd $run
+: >$run/started   # from here on a failure is the command's, not the boot's
 bash $run/cmd.sh </dev/null
 echo \$? >$run/status
 sync
@@ -60,32 +61,49 @@ sync
 exec busybox poweroff -f
 EOS
 
-drives=()
-read -r -a dev_opts <<<"${VMLANE_NVME_OPTS:-}"
-for i in $(seq 0 $((nvme - 1))); do
-  truncate -s "$nvme_size" "$run/nvme$i.img"
-  extra=${dev_opts[$i]:--}
-  [ "$extra" = - ] && extra="" || extra=",$extra"
-  drives+=(-drive "file=$run/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads"
-           -device "nvme,serial=vmlane$i,drive=nv$i$extra")
-done
 virtfs=security_model=none,multidevs=remap
 share=()
 if [ -n "${VMLANE_SHARE:-}" ]; then
   [ -d "$VMLANE_SHARE" ] || { echo "VMLANE_SHARE=$VMLANE_SHARE is not a directory" >&2; exit 2; }
   share=(-virtfs "local,path=$VMLANE_SHARE,mount_tag=vmshare,$virtfs")
 fi
-timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
-  -nodefaults -net none -no-reboot -display none -serial stdio \
-  -kernel "$kroot/boot/vmlinuz-$kver" -initrd "$initrd" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=3 vmrun=$run" \
-  -virtfs "local,path=/,mount_tag=hostroot,readonly=on,$virtfs" \
-  -virtfs "local,path=$run,mount_tag=vmrun,$virtfs" "${share[@]}" \
-  "${drives[@]}" </dev/null &
-qpid=$!
-rc=0
-wait "$qpid" || rc=$?
-qpid=""
-[ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && { echo "vm lane: timed out after ${timeout_s}s" >&2; exit 124; }
+read -r -a dev_opts <<<"${VMLANE_NVME_OPTS:-}"
+
+# One boot: fresh drive images, qemu in the background (so that a signal
+# reaches only it), its exit status in $rc.
+boot() {
+  local drives=() i extra
+  for i in $(seq 0 $((nvme - 1))); do
+    rm -f "$run/nvme$i.img"
+    truncate -s "$nvme_size" "$run/nvme$i.img"
+    extra=${dev_opts[$i]:--}
+    [ "$extra" = - ] && extra="" || extra=",$extra"
+    drives+=(-drive "file=$run/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads"
+             -device "nvme,serial=vmlane$i,drive=nv$i$extra")
+  done
+  timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
+    -nodefaults -net none -no-reboot -display none -serial stdio \
+    -kernel "$kroot/boot/vmlinuz-$kver" -initrd "$initrd" \
+    -append "console=ttyS0 panic=-1 quiet loglevel=3 vmrun=$run" \
+    -virtfs "local,path=/,mount_tag=hostroot,readonly=on,$virtfs" \
+    -virtfs "local,path=$run,mount_tag=vmrun,$virtfs" "${share[@]}" \
+    "${drives[@]}" </dev/null &
+  qpid=$!
+  rc=0
+  wait "$qpid" || rc=$?
+  qpid=""
+}
+
+# Multi-threaded TCG now and then kills the guest kernel while it boots
+# (seen: "Oops: int3" in code being live-patched, before any of our code
+# ran). Such a boot is retried, up to twice; a guest that started the
+# command is never booted again.
+for attempt in 1 2 3; do
+  rm -f "$run/status" "$run/started"
+  boot
+  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && { echo "vm lane: timed out after ${timeout_s}s" >&2; exit 124; }
+  [ -f "$run/status" ] || [ -f "$run/started" ] && break
+  [ $attempt -lt 3 ] && echo "vm lane: the guest kernel died while booting (qemu exit $rc, TCG); booting again" >&2
+done
 [ -f "$run/status" ] || { echo "vm lane: the guest reported no status (qemu exit $rc)" >&2; exit 125; }
 exit "$(cat "$run/status")"
