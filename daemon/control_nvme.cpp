@@ -64,7 +64,7 @@ void ControlPlane::resolve_nvme_paths() {
     const bool passthru = d.r.type() == v1::DRIVE_TYPE_NVME_CHAR;
     const std::string recorded = passthru ? nvme_block_twin(d.r.path()) : d.r.path();
     if (nvme::block_name(recorded) != now.block_path.substr(5)) {
-      const std::string now_path = passthru ? "/dev/ng" + now.block_path.substr(9) : now.block_path;
+      const std::string now_path = passthru ? nvme_char_twin(now.block_path) : now.block_path;
       spdlog::info("drive {}: NVMe namespace {} is now at {} (was {})", id, sid, now_path, d.r.path());
       d.r.set_path(now_path);
     }

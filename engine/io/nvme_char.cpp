@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -27,6 +28,14 @@ std::string nvme_block_twin(const std::string& char_path) {
   const std::string base = char_path.substr(slash + 1);
   if (base.rfind("ng", 0) != 0 || base.size() < 5) return "";
   return dir + "nvme" + base.substr(2);
+}
+
+std::string nvme_char_twin(const std::string& block_path) {
+  const size_t slash = block_path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "" : block_path.substr(0, slash + 1);
+  const std::string base = block_path.substr(slash + 1);
+  if (base.rfind("nvme", 0) != 0 || base.size() < 7) return "";
+  return dir + "ng" + base.substr(4);
 }
 
 bool probe_nvme_char(int fd, const std::string& path, NvmeCharInfo* out, std::string* err) {

@@ -7,6 +7,7 @@
 #include <liburing.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,8 @@ struct NvmeCharInfo {
 // The block device of the same namespace: /dev/ngXnY -> /dev/nvmeXnY ("" if
 // the name is not of that form).
 std::string nvme_block_twin(const std::string& char_path);
+// And back: /dev/nvmeXnY -> /dev/ngXnY ("" if not of that form).
+std::string nvme_char_twin(const std::string& block_path);
 
 // Reads what the engine needs of an open /dev/ngXnY: the namespace id
 // (NVME_IOCTL_ID) and, from its block device's sysfs entry, the LBA size,
@@ -54,6 +57,6 @@ int nvme_sync_cmd(int fd, NvmeIo op, uint32_t nsid, uint32_t lba_shift, uint32_t
 
 // A passthrough CQE's result as the engine's: 0 is success (the full `len`
 // moved), a positive NVMe status is -EIO, a negative errno stays.
-inline int nvme_cmd_result(int res, uint32_t len) { return res == 0 ? int(len) : res > 0 ? -5 /* EIO */ : res; }
+inline int nvme_cmd_result(int res, uint32_t len) { return res == 0 ? int(len) : res > 0 ? -EIO : res; }
 
 }  // namespace gpuraid

@@ -112,6 +112,8 @@ TEST(NvmeChar, BlockTwin) {
   EXPECT_EQ(nvme_block_twin("/dev/ng0n1"), "/dev/nvme0n1");
   EXPECT_EQ(nvme_block_twin("/dev/ng12n3"), "/dev/nvme12n3");
   EXPECT_EQ(nvme_block_twin("/dev/sda"), "");
+  EXPECT_EQ(nvme_char_twin("/dev/nvme12n3"), "/dev/ng12n3");
+  EXPECT_EQ(nvme_char_twin("/dev/sda"), "");
 }
 
 TEST(NvmeChar, ResultsMapToTheEngines) {
