@@ -1,6 +1,7 @@
 #include "engine/reactor.h"
 
 #include "engine/clock.h"
+#include "engine/invariant.h"
 #include "engine/io/nvme_char.h"
 
 #include <sys/eventfd.h>
@@ -251,7 +252,20 @@ io_uring_sqe* Reactor::sqe_for(Completion* c) {
   return sqe;
 }
 
+namespace {
+// Marks t queued; false if it already was.
+bool mark_queued(Task* t) { return !std::atomic_ref<bool>(t->queued).exchange(true, std::memory_order_acq_rel); }
+// Just before it runs: from here on the task may be queued again.
+void mark_dequeued(Task* t) { std::atomic_ref<bool>(t->queued).store(false, std::memory_order_release); }
+}  // namespace
+
 void Reactor::defer(Task* t) {
+  GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) deferred while already queued", id_, (void*)t,
+             (void*)t->run);
+  append_deferred(t);
+}
+
+void Reactor::append_deferred(Task* t) {
   t->next = nullptr;
   if (deferred_tail_) deferred_tail_->next = t;
   else deferred_head_ = t;
@@ -259,6 +273,8 @@ void Reactor::defer(Task* t) {
 }
 
 void Reactor::wait_for_buffers(Task* t) {
+  GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) waits for buffers while already queued", id_,
+             (void*)t, (void*)t->run);
   t->next = nullptr;
   if (buffer_waiters_tail_) buffer_waiters_tail_->next = t;
   else buffer_waiters_ = t;
@@ -266,16 +282,29 @@ void Reactor::wait_for_buffers(Task* t) {
 }
 
 void Reactor::buffers_freed() {
-  // Hand every waiter another try in the next turn (they re-queue if still short).
+  // Hand every waiter another try in the next turn (they re-queue if still
+  // short). They stay queued: from one list straight into the other.
   while (buffer_waiters_) {
     Task* t = buffer_waiters_;
     buffer_waiters_ = t->next;
-    defer(t);
+    append_deferred(t);
   }
   buffer_waiters_tail_ = nullptr;
 }
 
 void Reactor::post(Task* t) {
+  GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) posted while already queued", id_, (void*)t,
+             (void*)t->run);
+  push_inbox(t);
+}
+
+bool Reactor::post_once(Task* t) {
+  if (!mark_queued(t)) return false;
+  push_inbox(t);
+  return true;
+}
+
+void Reactor::push_inbox(Task* t) {
   Task* head = inbox_.load(std::memory_order_relaxed);
   do {
     t->next = head;
@@ -285,6 +314,12 @@ void Reactor::post(Task* t) {
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = write(event_fd_, &one, sizeof one);
   }
+}
+
+void Reactor::run_task(Task* t) {
+  GPR_ASSERT(t->run, "reactor %u: task %p has no function", id_, (void*)t);
+  mark_dequeued(t);
+  t->run(t);  // may free t or queue it again: not touched after this
 }
 
 bool Reactor::drain_inbox() {
@@ -299,7 +334,7 @@ bool Reactor::drain_inbox() {
   }
   while (rev) {
     Task* n = rev->next;
-    rev->run(rev);
+    run_task(rev);
     rev = n;
   }
   return true;
@@ -311,7 +346,7 @@ bool Reactor::run_deferred() {
   deferred_head_ = deferred_tail_ = nullptr;  // tasks deferred while running go to the next turn
   while (t) {
     Task* n = t->next;
-    t->run(t);
+    run_task(t);
     t = n;
   }
   return true;

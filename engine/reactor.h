@@ -101,8 +101,12 @@ class Reactor {
   bool poll(bool block = false, int timeout_ms = 100);
   uint64_t in_flight() const { return in_flight_; }
 
-  // Any thread.
+  // Any thread. A task must not be queued already (checked: a task queued
+  // twice is a bug that would run it twice).
   void post(Task* t);
+  // Posts t unless it is queued already (not yet run): coalesces wake-ups.
+  // Returns whether this call queued it.
+  bool post_once(Task* t);
   // The reactor the calling thread owns (set by poll() and Volume::submit()).
   static Reactor* current();
   static void set_current(Reactor* r);
@@ -113,6 +117,9 @@ class Reactor {
   void count_issued(bool write, uint32_t len);
   void complete(MemberIo* io, int res);
   void arm_eventfd();
+  void push_inbox(Task* t);
+  void append_deferred(Task* t);
+  void run_task(Task* t);
   bool drain_inbox();
   bool run_deferred();
   bool run_delayed();
