@@ -67,6 +67,7 @@ bool Reactor::set_file(uint32_t slot, int fd) {
 }
 
 MemberIo* Reactor::alloc_io() {
+  assert_owner("alloc_io");
   MemberIo* io = free_ios_;
   if (io) {
     free_ios_ = io->next;
@@ -98,6 +99,7 @@ int Reactor::buffer_index(const void* p, uint32_t len) const {
 }
 
 void Reactor::submit(MemberIo* io) {
+  assert_owner("submit");
   FaultInjector& f = io->drive->faults();
   io->short_by = 0;
   if (f.active()) {
@@ -260,6 +262,7 @@ void mark_dequeued(Task* t) { std::atomic_ref<bool>(t->queued).store(false, std:
 }  // namespace
 
 void Reactor::defer(Task* t) {
+  assert_owner("defer");
   GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) deferred while already queued", id_, (void*)t,
              (void*)t->run);
   append_deferred(t);
@@ -273,6 +276,7 @@ void Reactor::append_deferred(Task* t) {
 }
 
 void Reactor::wait_for_buffers(Task* t) {
+  assert_owner("wait_for_buffers");
   GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) waits for buffers while already queued", id_,
              (void*)t, (void*)t->run);
   t->next = nullptr;
@@ -393,9 +397,24 @@ namespace {
 thread_local Reactor* t_current = nullptr;
 }
 Reactor* Reactor::current() { return t_current; }
+
+void Reactor::assert_owner(const char* what) const {
+  GPR_ASSERT(t_current == this, "reactor %u: %s called from a thread that owns %s", id_, what,
+             t_current ? ("reactor " + std::to_string(t_current->id_)).c_str() : "no reactor");
+}
 void Reactor::set_current(Reactor* r) { t_current = r; }
 
 bool Reactor::poll(bool block, int timeout_ms) {
+  // One thread at a time polls a reactor; the same thread may nest (a
+  // control call that waits by polling from inside a task).
+  const pid_t me = gettid();
+  const pid_t was = poller_.exchange(me, std::memory_order_acquire);
+  GPR_ASSERT(was == 0 || was == me, "reactor %u polled by thread %d while thread %d polls it", id_, int(me), int(was));
+  struct Release {
+    std::atomic<pid_t>& p;
+    pid_t was;
+    ~Release() { p.store(was, std::memory_order_release); }
+  } release{poller_, was};
   t_current = this;
   bool work = false;
   work |= drain_inbox();

@@ -5,6 +5,7 @@
 // threads itself (the bench, tests and daemon bring their own).
 #pragma once
 #include <liburing.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <atomic>
@@ -117,6 +118,7 @@ class Reactor {
   void count_issued(bool write, uint32_t len);
   void complete(MemberIo* io, int res);
   void arm_eventfd();
+  void assert_owner(const char* what) const;
   void push_inbox(Task* t);
   void append_deferred(Task* t);
   void run_task(Task* t);
@@ -126,6 +128,7 @@ class Reactor {
   int buffer_index(const void* p, uint32_t len) const;
 
   uint32_t id_;
+  std::atomic<pid_t> poller_{0};  // the thread inside poll(), 0 when none
   io_uring ring_{};
   BufferPool pool_;
   std::unique_ptr<ParityBackend> parity_;

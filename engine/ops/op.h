@@ -70,6 +70,7 @@ struct Op {
   Volume::MaintenanceResult* mres = nullptr;
   int rebuild_member = -1;
   Op* next_free = nullptr;
+  bool in_pool = false;  // on its pool's free list (checked: an op is freed once)
 };
 
 class OpPool {
