@@ -17,7 +17,8 @@ BufferPool::BufferPool(size_t arena_bytes) {
   base_ = static_cast<uint8_t*>(p);
   top_ = size_;
   free_.resize(kMaxShift - kMinShift + 1);
-  for (auto& f : free_) f.reserve(256);
+  // Room for every block of each class, so that a free list never grows on the data path.
+  for (uint32_t c = 0; c < free_.size(); c++) free_[c].reserve(size_ >> (c + kMinShift));
   handed_out_.assign(size_ >> kMinShift, 0);
 }
 

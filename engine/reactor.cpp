@@ -398,6 +398,13 @@ thread_local Reactor* t_current = nullptr;
 }
 Reactor* Reactor::current() { return t_current; }
 
+void Reactor::claim() {
+  const pid_t p = poller_.load(std::memory_order_acquire);
+  GPR_ASSERT(p == 0 || p == gettid(), "reactor %u claimed by thread %d while thread %d polls it", id_, int(gettid()),
+             int(p));
+  t_current = this;
+}
+
 void Reactor::assert_owner(const char* what) const {
   GPR_ASSERT(t_current == this, "reactor %u: %s called from a thread that owns %s", id_, what,
              t_current ? ("reactor " + std::to_string(t_current->id_)).c_str() : "no reactor");

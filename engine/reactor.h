@@ -108,9 +108,13 @@ class Reactor {
   // Posts t unless it is queued already (not yet run): coalesces wake-ups.
   // Returns whether this call queued it.
   bool post_once(Task* t);
-  // The reactor the calling thread owns (set by poll() and Volume::submit()).
+  // The reactor the calling thread owns (set by poll() and claim()).
   static Reactor* current();
   static void set_current(Reactor* r);
+  // The calling thread drives this reactor from now on (submitters call it
+  // before their first data-path call; poll() does it too). Checks that no
+  // other thread is polling it.
+  void claim();
 
  private:
   bool prep(MemberIo* io);

@@ -153,7 +153,10 @@ bool BackgroundWork::issue_one(Work w) {
                                              : Volume::Maintenance::Resync;
   in_flight_++;
   if (v_.submit_maintenance(*r_, &s->req, m, stripe, &s->res) != 0) {
+    // Refused (every op in use, or the rebuild ended): the stripe is not
+    // done, so the cursor goes back to it; the next kick tries again.
     in_flight_--;
+    cursor_[int(w)] = stripe;
     free_slots_.push_back(s);
     return false;
   }

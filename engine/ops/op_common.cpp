@@ -6,40 +6,9 @@
 
 namespace gpuraid {
 
-OpPool::~OpPool() {
-  while (free_) {
-    Op* n = free_->next_free;
-    delete free_;
-    free_ = n;
-  }
-}
-
-Op* OpPool::get() {
-  Op* op = free_;
-  if (op) {
-    GPR_ASSERT(op->in_pool, "op %p on the free list is in use", (void*)op);
-    free_ = op->next_free;
-    op->in_pool = false;
-  } else {
-    op = new Op();  // grows to the peak number in flight, then recycles
-    op->bufs.reserve(2 * kMaxMembers);
-  }
-  op->next_free = nullptr;
-  return op;
-}
-
-void OpPool::put(Op* op) {
-  GPR_ASSERT(!op->in_pool, "op %p freed twice", (void*)op);
-  GPR_ASSERT(op->pending == 0 && !op->holds_lock && op->bufs.empty(),
-             "op %p freed with %u member I/Os pending, lock %s, %zu buffers", (void*)op, op->pending,
-             op->holds_lock ? "held" : "free", op->bufs.size());
-  op->in_pool = true;
-  op->next_free = free_;
-  free_ = op;
-}
-
-Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind) {
-  Op* op = v->op_pool(r.id()).get();
+Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
+  Op* op = v->op_pool(r.id()).get(c);
+  if (!op) return nullptr;
   op->vol = v;
   op->home = &r;
   op->req = req;
