@@ -20,6 +20,7 @@ double raw_write_mbps(Engine& e, Drive& d) {
   const int slot = e.attach(&d, &err);
   if (slot < 0) return 0;
   Reactor& r = e.reactor(0);
+  r.claim();
   constexpr uint32_t kChunk = 1u << 20, kDepth = 8;
   uint8_t* buf = r.pool().reserve(kChunk);
   memset(buf, 0x5a, kChunk);

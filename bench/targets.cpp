@@ -19,6 +19,7 @@ int RawTarget::submit(Reactor& r, IoRequest* req) {
   const uint64_t piece = req->offset / bs_;
   if (req->op != IoRequest::Flush && (req->offset + req->length - 1) / bs_ != piece) return -EINVAL;
   const uint32_t m = uint32_t(piece % n);
+  r.claim();
   MemberIo* io = r.alloc_io();
   io->kind = req->op == IoRequest::Read ? MemberIo::Read : req->op == IoRequest::Write ? MemberIo::Write : MemberIo::Flush;
   io->drive = v_.member(m);

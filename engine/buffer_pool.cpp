@@ -3,8 +3,9 @@
 #include <sys/mman.h>
 
 #include <bit>
-#include <cassert>
 #include <new>
+
+#include "engine/invariant.h"
 
 namespace gpuraid {
 
@@ -16,7 +17,9 @@ BufferPool::BufferPool(size_t arena_bytes) {
   base_ = static_cast<uint8_t*>(p);
   top_ = size_;
   free_.resize(kMaxShift - kMinShift + 1);
-  for (auto& f : free_) f.reserve(256);
+  // Room for every block of each class, so that a free list never grows on the data path.
+  for (uint32_t c = 0; c < free_.size(); c++) free_[c].reserve(size_ >> (c + kMinShift));
+  handed_out_.assign(size_ >> kMinShift, 0);
 }
 
 BufferPool::~BufferPool() {
@@ -29,7 +32,7 @@ uint32_t BufferPool::class_of(uint32_t bytes) {
 }
 
 uint8_t* BufferPool::get(uint32_t bytes) {
-  assert(bytes <= (1u << kMaxShift));
+  GPR_ASSERT(bytes <= (1u << kMaxShift), "buffer of %u bytes asked for (at most %u)", bytes, 1u << kMaxShift);
   uint32_t c = class_of(bytes);
   auto& fl = free_[c];
   uint8_t* p = nullptr;
@@ -50,11 +53,15 @@ uint8_t* BufferPool::get(uint32_t bytes) {
     bump_ += sz;
   }
   outstanding_++;
+  handed_out_[size_t(p - base_) >> kMinShift] = 1;
   return p;
 }
 
 void BufferPool::put(uint8_t* p, uint32_t bytes) {
-  assert(contains(p) && outstanding_ > 0);
+  GPR_ASSERT(contains(p) && size_t(p - base_) < bump_, "buffer %p returned to a pool it is not from", (void*)p);
+  uint8_t& h = handed_out_[size_t(p - base_) >> kMinShift];
+  GPR_ASSERT(h == 1, "buffer %p (%u bytes) returned twice, or never handed out", (void*)p, bytes);
+  h = 0;
   free_[class_of(bytes)].push_back(p);
   outstanding_--;
 }

@@ -39,6 +39,9 @@ class BufferPool {
   size_t top_ = 0;       // reserved region starts here
   size_t outstanding_ = 0;
   std::vector<std::vector<uint8_t*>> free_;  // per size class
+  // Per 4 KiB page: 1 while a block starting there is handed out. Checks
+  // that a block comes back once, whole, and only to the pool it came from.
+  std::vector<uint8_t> handed_out_;
 };
 
 }  // namespace gpuraid

@@ -7,6 +7,10 @@ std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err
     *err = "reactor count must be 1..256";
     return nullptr;
   }
+  if (cfg.ops_per_reactor < 32) {
+    *err = "ops per reactor must be at least 32";
+    return nullptr;
+  }
   auto e = std::make_unique<Engine>();
   try {
     for (uint32_t i = 0; i < cfg.reactors; i++) {
@@ -29,6 +33,7 @@ std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err
   }
   e->slots_.assign(cfg.max_drives, nullptr);
   e->nvme_passthru_ = cfg.nvme_passthru;
+  e->ops_per_reactor_ = cfg.ops_per_reactor;
   return e;
 }
 

@@ -20,6 +20,9 @@ struct EngineConfig {
   uint32_t max_drives = 256;        // fixed-file slots per ring
   // SQE128|CQE32 rings, so that nvme-char members (NVMe passthrough) can be attached.
   bool nvme_passthru = false;
+  // Ops per volume per reactor: a request that finds them all in use waits
+  // for some to come back (see engine/ops/op_pool.h).
+  uint32_t ops_per_reactor = 1024;
   // Makes each reactor's parity backend; default: ISA-L on the CPU.
   std::function<std::unique_ptr<ParityBackend>()> parity_factory;
 };
@@ -32,6 +35,7 @@ class Engine {
   // Gives the drive a fixed-file slot in every ring; -1 when full. Call
   // before any I/O on it.
   int attach(Drive* d, std::string* err);
+  uint32_t ops_per_reactor() const { return ops_per_reactor_; }
   void detach(int slot);
   // Member I/O of a drive summed over every reactor (zeros when it has no slot).
   DriveTotals drive_totals(const Drive* d);
@@ -40,6 +44,7 @@ class Engine {
   std::vector<std::unique_ptr<Reactor>> reactors_;
   std::vector<Drive*> slots_;
   bool nvme_passthru_ = false;
+  uint32_t ops_per_reactor_ = 1024;
   std::mutex mu_;  // control path only
 };
 

@@ -23,6 +23,8 @@ struct IoRequest {
   uint32_t parts_left = 0;
   Reactor* home = nullptr;
   Task complete_task;
+  uint64_t next_off = 0;           // the split: first byte not yet handed to an op
+  IoRequest* wait_next = nullptr;  // parked for ops (OpPool)
 };
 
 }  // namespace gpuraid

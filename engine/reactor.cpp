@@ -1,6 +1,7 @@
 #include "engine/reactor.h"
 
 #include "engine/clock.h"
+#include "engine/invariant.h"
 #include "engine/io/nvme_char.h"
 
 #include <sys/eventfd.h>
@@ -66,6 +67,7 @@ bool Reactor::set_file(uint32_t slot, int fd) {
 }
 
 MemberIo* Reactor::alloc_io() {
+  assert_owner("alloc_io");
   MemberIo* io = free_ios_;
   if (io) {
     free_ios_ = io->next;
@@ -97,6 +99,7 @@ int Reactor::buffer_index(const void* p, uint32_t len) const {
 }
 
 void Reactor::submit(MemberIo* io) {
+  assert_owner("submit");
   FaultInjector& f = io->drive->faults();
   io->short_by = 0;
   if (f.active()) {
@@ -251,7 +254,21 @@ io_uring_sqe* Reactor::sqe_for(Completion* c) {
   return sqe;
 }
 
+namespace {
+// Marks t queued; false if it already was.
+bool mark_queued(Task* t) { return !std::atomic_ref<bool>(t->queued).exchange(true, std::memory_order_acq_rel); }
+// Just before it runs: from here on the task may be queued again.
+void mark_dequeued(Task* t) { std::atomic_ref<bool>(t->queued).store(false, std::memory_order_release); }
+}  // namespace
+
 void Reactor::defer(Task* t) {
+  assert_owner("defer");
+  GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) deferred while already queued", id_, (void*)t,
+             (void*)t->run);
+  append_deferred(t);
+}
+
+void Reactor::append_deferred(Task* t) {
   t->next = nullptr;
   if (deferred_tail_) deferred_tail_->next = t;
   else deferred_head_ = t;
@@ -259,6 +276,9 @@ void Reactor::defer(Task* t) {
 }
 
 void Reactor::wait_for_buffers(Task* t) {
+  assert_owner("wait_for_buffers");
+  GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) waits for buffers while already queued", id_,
+             (void*)t, (void*)t->run);
   t->next = nullptr;
   if (buffer_waiters_tail_) buffer_waiters_tail_->next = t;
   else buffer_waiters_ = t;
@@ -266,16 +286,29 @@ void Reactor::wait_for_buffers(Task* t) {
 }
 
 void Reactor::buffers_freed() {
-  // Hand every waiter another try in the next turn (they re-queue if still short).
+  // Hand every waiter another try in the next turn (they re-queue if still
+  // short). They stay queued: from one list straight into the other.
   while (buffer_waiters_) {
     Task* t = buffer_waiters_;
     buffer_waiters_ = t->next;
-    defer(t);
+    append_deferred(t);
   }
   buffer_waiters_tail_ = nullptr;
 }
 
 void Reactor::post(Task* t) {
+  GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) posted while already queued", id_, (void*)t,
+             (void*)t->run);
+  push_inbox(t);
+}
+
+bool Reactor::post_once(Task* t) {
+  if (!mark_queued(t)) return false;
+  push_inbox(t);
+  return true;
+}
+
+void Reactor::push_inbox(Task* t) {
   Task* head = inbox_.load(std::memory_order_relaxed);
   do {
     t->next = head;
@@ -285,6 +318,12 @@ void Reactor::post(Task* t) {
     uint64_t one = 1;
     [[maybe_unused]] ssize_t n = write(event_fd_, &one, sizeof one);
   }
+}
+
+void Reactor::run_task(Task* t) {
+  GPR_ASSERT(t->run, "reactor %u: task %p has no function", id_, (void*)t);
+  mark_dequeued(t);
+  t->run(t);  // may free t or queue it again: not touched after this
 }
 
 bool Reactor::drain_inbox() {
@@ -299,7 +338,7 @@ bool Reactor::drain_inbox() {
   }
   while (rev) {
     Task* n = rev->next;
-    rev->run(rev);
+    run_task(rev);
     rev = n;
   }
   return true;
@@ -311,7 +350,7 @@ bool Reactor::run_deferred() {
   deferred_head_ = deferred_tail_ = nullptr;  // tasks deferred while running go to the next turn
   while (t) {
     Task* n = t->next;
-    t->run(t);
+    run_task(t);
     t = n;
   }
   return true;
@@ -358,9 +397,31 @@ namespace {
 thread_local Reactor* t_current = nullptr;
 }
 Reactor* Reactor::current() { return t_current; }
+
+void Reactor::claim() {
+  const pid_t p = poller_.load(std::memory_order_acquire);
+  GPR_ASSERT(p == 0 || p == gettid(), "reactor %u claimed by thread %d while thread %d polls it", id_, int(gettid()),
+             int(p));
+  t_current = this;
+}
+
+void Reactor::assert_owner(const char* what) const {
+  GPR_ASSERT(t_current == this, "reactor %u: %s called from a thread that owns %s", id_, what,
+             t_current ? ("reactor " + std::to_string(t_current->id_)).c_str() : "no reactor");
+}
 void Reactor::set_current(Reactor* r) { t_current = r; }
 
 bool Reactor::poll(bool block, int timeout_ms) {
+  // One thread at a time polls a reactor; the same thread may nest (a
+  // control call that waits by polling from inside a task).
+  const pid_t me = gettid();
+  const pid_t was = poller_.exchange(me, std::memory_order_acquire);
+  GPR_ASSERT(was == 0 || was == me, "reactor %u polled by thread %d while thread %d polls it", id_, int(me), int(was));
+  struct Release {
+    std::atomic<pid_t>& p;
+    pid_t was;
+    ~Release() { p.store(was, std::memory_order_release); }
+  } release{poller_, was};
   t_current = this;
   bool work = false;
   work |= drain_inbox();

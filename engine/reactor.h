@@ -5,6 +5,7 @@
 // threads itself (the bench, tests and daemon bring their own).
 #pragma once
 #include <liburing.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <atomic>
@@ -101,11 +102,19 @@ class Reactor {
   bool poll(bool block = false, int timeout_ms = 100);
   uint64_t in_flight() const { return in_flight_; }
 
-  // Any thread.
+  // Any thread. A task must not be queued already (checked: a task queued
+  // twice is a bug that would run it twice).
   void post(Task* t);
-  // The reactor the calling thread owns (set by poll() and Volume::submit()).
+  // Posts t unless it is queued already (not yet run): coalesces wake-ups.
+  // Returns whether this call queued it.
+  bool post_once(Task* t);
+  // The reactor the calling thread owns (set by poll() and claim()).
   static Reactor* current();
   static void set_current(Reactor* r);
+  // The calling thread drives this reactor from now on (submitters call it
+  // before their first data-path call; poll() does it too). Checks that no
+  // other thread is polling it.
+  void claim();
 
  private:
   bool prep(MemberIo* io);
@@ -113,12 +122,17 @@ class Reactor {
   void count_issued(bool write, uint32_t len);
   void complete(MemberIo* io, int res);
   void arm_eventfd();
+  void assert_owner(const char* what) const;
+  void push_inbox(Task* t);
+  void append_deferred(Task* t);
+  void run_task(Task* t);
   bool drain_inbox();
   bool run_deferred();
   bool run_delayed();
   int buffer_index(const void* p, uint32_t len) const;
 
   uint32_t id_;
+  std::atomic<pid_t> poller_{0};  // the thread inside poll(), 0 when none
   io_uring ring_{};
   BufferPool pool_;
   std::unique_ptr<ParityBackend> parity_;

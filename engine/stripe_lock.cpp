@@ -1,13 +1,14 @@
 #include "engine/stripe_lock.h"
 
+#include "engine/invariant.h"
+
 #include <bit>
-#include <cassert>
 
 namespace gpuraid {
 
 StripeLockTable::StripeLockTable(uint32_t buckets_pow2)
     : buckets_(new Bucket[buckets_pow2]), shift_(64 - std::countr_zero(buckets_pow2)) {
-  assert(std::has_single_bit(buckets_pow2));
+  GPR_ASSERT(std::has_single_bit(buckets_pow2), "stripe lock table of %u buckets (a power of two)", buckets_pow2);
 }
 
 void StripeLockTable::lock(Bucket& b) {
@@ -41,7 +42,7 @@ StripeLockNode* StripeLockTable::release(StripeLockNode* holder) {
   lock(b);
   StripeLockNode** pp = &b.head;
   while (*pp != holder) {
-    assert(*pp);
+    GPR_ASSERT(*pp, "stripe %llu released by %p, which does not hold it", (unsigned long long)holder->key, holder->owner);
     pp = &(*pp)->bucket_next;
   }
   StripeLockNode* next = holder->wait_head;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "engine/invariant.h"
 #include "engine/ops/op.h"
 
 namespace gpuraid {
@@ -11,6 +12,9 @@ namespace {
 // Largest part of a read (or RAID 0 write) handled as one op: big enough
 // that per-member runs are long, small enough to bound iovec counts.
 constexpr uint64_t kMaxDirectOpBytes = 4u << 20;
+// Ops of each reactor's pool kept for background maintenance (its largest
+// window is 8 stripes) and read retries.
+constexpr uint32_t kMaintenanceOps = 16;
 }  // namespace
 
 void OpPoolDeleter::operator()(OpPool* p) const { delete p; }
@@ -81,7 +85,8 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
     v->members_[i].store(members[i]);
     v->slots_[i].store(uint32_t(slot));
   }
-  for (uint32_t i = 0; i < engine.reactor_count(); i++) v->op_pools_.emplace_back(new OpPool());
+  for (uint32_t i = 0; i < engine.reactor_count(); i++)
+    v->op_pools_.emplace_back(new OpPool(v.get(), &engine.reactor(i), engine.ops_per_reactor(), kMaintenanceOps));
   return v;
 }
 
@@ -111,26 +116,42 @@ static void complete_deferred(Task* t) {
 }
 
 int Volume::submit(Reactor& r, IoRequest* req, std::string* why) {
-  Reactor::set_current(&r);
+  r.claim();
   if (!validate(*req, why)) return -EINVAL;
   req->home = &r;
   req->result = 0;
-  req->parts_left = 1;  // a guard, so no part completes the request while it is being split
+  req->parts_left = 1;  // the split guard: no part completes the request while it is being split
+  req->next_off = req->offset;
   if (failed()) {
     req->result = -EIO;
-  } else {
-    switch (req->op) {
-      case IoRequest::Read: dispatch_read(r, req, req->offset, req->length, req->buf); break;
-      case IoRequest::Write: dispatch_write(r, req); break;
-      case IoRequest::Flush: dispatch_flush(r, req); break;
-    }
+    end_split(r, req);
+    return 0;
   }
+  OpPool& pool = op_pool(r.id());
+  if (pool.has_waiters() || !split(r, req)) pool.park(req, false);  // behind those already waiting
+  return 0;
+}
+
+void Volume::end_split(Reactor& r, IoRequest* req) {
   if (--req->parts_left == 0) {  // never complete inside submit(): callers may resubmit from done
     req->complete_task.run = complete_deferred;
     req->complete_task.arg = req;
     r.defer(&req->complete_task);
   }
-  return 0;
+}
+
+bool Volume::split(Reactor& r, IoRequest* req) {
+  const uint64_t end = req->offset + req->length;
+  bool all = true;
+  switch (req->op) {
+    case IoRequest::Read:
+      all = split_read(r, req, req->offset, req->buf, &req->next_off, end, OpClass::Foreground);
+      break;
+    case IoRequest::Write: all = split_write(r, req); break;
+    case IoRequest::Flush: all = split_flush(r, req); break;
+  }
+  if (all) end_split(r, req);
+  return all;
 }
 
 void Volume::finish_part(IoRequest* req, int result) {
@@ -138,33 +159,43 @@ void Volume::finish_part(IoRequest* req, int result) {
   if (--req->parts_left == 0) req->done(req);
 }
 
-void Volume::dispatch_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf) {
+void Volume::redo_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf) {
+  uint64_t cursor = off;
+  const bool all = split_read(r, req, off, buf, &cursor, off + len, OpClass::Retry);
+  GPR_ASSERT(all, "a retried read of %llu bytes at %llu was refused ops", (unsigned long long)len,
+             (unsigned long long)off);
+}
+
+bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0, uint64_t* cursor, uint64_t end,
+                        OpClass c) {
   const uint64_t sdb = geo_.stripe_data_bytes();
   const uint64_t failed = unusable_mask();
-  const uint64_t end = off + len;
   if (failed == 0 || geo_.is_mirror()) {
     const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
-    for (uint64_t o = off; o < end;) {
-      uint64_t e = std::min(end, (o / chunk + 1) * chunk);
-      Op* op = new_op(this, r, req, OpKind::Read);
+    while (*cursor < end) {
+      const uint64_t o = *cursor, e = std::min(end, (o / chunk + 1) * chunk);
+      Op* op = new_op(this, r, req, OpKind::Read, c);
+      if (!op) return false;
       op->off = o;
       op->len = e - o;
-      op->buf = buf + (o - off);
+      op->buf = buf0 + (o - off0);
+      *cursor = e;
       start_read(op);
-      o = e;
     }
-    return;
+    return true;
   }
   // Degraded: one op per stripe; only stripes that lose a requested strip
   // take the stripe lock and rebuild.
   const uint64_t data_roles = (1ull << geo_.data_strips()) - 1;
-  for (uint64_t o = off; o < end;) {
-    uint64_t s = o / sdb, e = std::min(end, (s + 1) * sdb);
-    Op* op = new_op(this, r, req, OpKind::Read);
+  while (*cursor < end) {
+    const uint64_t o = *cursor, s = o / sdb, e = std::min(end, (s + 1) * sdb);
+    Op* op = new_op(this, r, req, OpKind::Read, c);
+    if (!op) return false;
     op->off = o;
     op->len = e - o;
-    op->buf = buf + (o - off);
+    op->buf = buf0 + (o - off0);
     op->stripe = s;
+    *cursor = e;
     strip_ranges(geo_, s, o, e - o, op->ranges);
     uint64_t touched = 0;
     for (uint32_t i = 0; i < geo_.data_strips(); i++)
@@ -175,51 +206,56 @@ void Volume::dispatch_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t le
     } else {
       start_read(op);
     }
-    o = e;
   }
+  return true;
 }
 
-void Volume::dispatch_write(Reactor& r, IoRequest* req) {
+bool Volume::split_write(Reactor& r, IoRequest* req) {
   const uint64_t sdb = geo_.stripe_data_bytes();
   const uint64_t end = req->offset + req->length;
+  uint64_t& cursor = req->next_off;
   if (geo_.level == Level::R0) {
     const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
-    for (uint64_t o = req->offset; o < end;) {
-      uint64_t e = std::min(end, (o / chunk + 1) * chunk);
+    while (cursor < end) {
+      const uint64_t o = cursor, e = std::min(end, (o / chunk + 1) * chunk);
       Op* op = new_op(this, r, req, OpKind::DirectWrite);
+      if (!op) return false;
       op->off = o;
       op->len = e - o;
       op->buf = req->buf + (o - req->offset);
+      cursor = e;
       start_direct_write(op);
-      o = e;
     }
-    return;
+    return true;
   }
   const OpKind kind = geo_.is_mirror() ? OpKind::MirrorWrite : OpKind::ParityWrite;
-  for (uint64_t o = req->offset; o < end;) {
-    uint64_t s = o / sdb, e = std::min(end, (s + 1) * sdb);
+  while (cursor < end) {
+    const uint64_t o = cursor, s = o / sdb, e = std::min(end, (s + 1) * sdb);
     Op* op = new_op(this, r, req, kind);
+    if (!op) return false;
     op->off = o;
     op->len = e - o;
     op->buf = req->buf + (o - req->offset);
     op->stripe = s;
+    cursor = e;
     strip_ranges(geo_, s, o, e - o, op->ranges);
     if (kind == OpKind::MirrorWrite) start_mirror_write(op);
     else start_parity_write(op);
-    o = e;
   }
+  return true;
 }
 
 int Volume::submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uint64_t stripe,
                                MaintenanceResult* out) {
-  Reactor::set_current(&r);
+  r.claim();
   if (stripe >= geo_.stripes()) return -EINVAL;
   if (kind == Maintenance::Rebuild && rebuilding_member() < 0) return -EINVAL;
   *out = MaintenanceResult{};
   req->home = &r;
   req->result = 0;
   req->parts_left = 1;
-  Op* op = new_op(this, r, req, OpKind::Maintenance);
+  Op* op = new_op(this, r, req, OpKind::Maintenance, OpClass::Maintenance);
+  if (!op) return -EAGAIN;  // every op is in use: the background work tries again on its next kick
   op->stripe = stripe;
   op->off = stripe * geo_.stripe_data_bytes();
   op->len = geo_.stripe_data_bytes();
@@ -228,18 +264,17 @@ int Volume::submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uin
   op->mres = out;
   op->rebuild_member = rebuilding_member();
   start_maintenance(op);
-  if (--req->parts_left == 0) {
-    req->complete_task.run = complete_deferred;
-    req->complete_task.arg = req;
-    r.defer(&req->complete_task);
-  }
+  end_split(r, req);
   return 0;
 }
 
-void Volume::dispatch_flush(Reactor& r, IoRequest* req) {
+bool Volume::split_flush(Reactor& r, IoRequest* req) {
   Op* op = new_op(this, r, req, OpKind::Flush);
+  if (!op) return false;
   op->off = op->len = 0;
+  req->next_off = req->offset + req->length;
   start_flush(op);
+  return true;
 }
 
 void Volume::report_if_group_failed(uint64_t unusable) {

@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/geometry.h"
 #include "engine/io_request.h"
+#include "engine/ops/op_pool.h"
 #include "engine/stripe_lock.h"
 
 namespace gpuraid {
@@ -159,13 +160,24 @@ class Volume {
   StripeLockTable& locks() { return locks_; }
   OpPool& op_pool(uint32_t reactor);
   VolumeStats& mutable_stats() { return stats_; }
-  void dispatch_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf);
+  // A part of req whose read must be redone (degraded): split again with
+  // ops exempt from the pool's cap (see OpPool).
+  void redo_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf);
+  // Splits req from req->next_off into ops while the reactor's pool has
+  // them. True when all of it is split (the split guard is dropped); false
+  // when the pool ran dry (the caller parks req; OpPool resumes it).
+  bool split(Reactor& r, IoRequest* req);
   static void finish_part(IoRequest* req, int result);
 
  private:
   Volume(Engine& e, const Geometry& g) : engine_(e), geo_(g), codec_(g) {}
-  void dispatch_write(Reactor& r, IoRequest* req);
-  void dispatch_flush(Reactor& r, IoRequest* req);
+  // Split [*cursor, end) of req into ops of class c; buf0 holds the byte at
+  // off0. False (with *cursor at the first byte left) when the pool is dry.
+  bool split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0, uint64_t* cursor, uint64_t end,
+                  OpClass c);
+  bool split_write(Reactor& r, IoRequest* req);
+  bool split_flush(Reactor& r, IoRequest* req);
+  void end_split(Reactor& r, IoRequest* req);
   void report_if_group_failed(uint64_t unusable);
   bool fail_if(uint32_t member, int err, bool only_missing);
 

@@ -107,6 +107,7 @@ class BatchingBackend final : public ParityBackend {
   std::vector<uint32_t> free_slots_;
   std::vector<std::unique_ptr<HostBatch>> pool_;
   std::vector<ParityJob*> ready_;  // finished, done() not yet run
+  std::vector<ParityJob*> running_;  // poll(): the completions being run
 
   int epoll_fd_ = -1, wake_fd_ = -1, timer_fd_ = -1;
   uint64_t armed_ns_ = 0;  // timer deadline, 0 when disarmed

@@ -24,7 +24,7 @@ struct BackgroundWork::Slot {
 
 BackgroundWork::BackgroundWork(Volume& v, WriteIntent& wi) : v_(v), wi_(wi) {
   kick_task_.arg = this;
-  kick_task_.run = [](Task* t) { static_cast<BackgroundWork*>(t->arg)->run(); };
+  kick_task_.run = on_kick;
 }
 
 BackgroundWork::~BackgroundWork() {
@@ -36,10 +36,19 @@ void BackgroundWork::attach(Reactor& r) {
   kick();
 }
 
-// After shutdown nothing is posted, and shutdown waits for a kick already
-// posted: the task lives in this object, which may be freed right after.
+// The task lives in this object, which may be freed right after shutdown:
+// kicks_live_ counts the kick tasks queued or running, and shutdown waits
+// for none.
 void BackgroundWork::kick() {
-  if (r_ && !stopping_.load() && !kick_pending_.exchange(true)) r_->post(&kick_task_);
+  if (!r_ || stopping_.load()) return;
+  kicks_live_.fetch_add(1);
+  if (!r_->post_once(&kick_task_)) kicks_live_.fetch_sub(1);  // one is queued already: it will run
+}
+
+void BackgroundWork::on_kick(Task* t) {
+  auto* b = static_cast<BackgroundWork*>(t->arg);
+  if (!b->stopping_) b->run();
+  b->kicks_live_.fetch_sub(1);  // the last touch
 }
 
 // Starts a kind of work over `total` stripes from `from`; it runs once active and kicked.
@@ -91,7 +100,7 @@ ScrubSummary BackgroundWork::last_scrub() const {
 bool BackgroundWork::shutdown(double timeout_s) {
   stopping_ = true;
   const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
-  while (in_flight_ > 0 || kick_pending_) {
+  while (in_flight_ > 0 || kicks_live_ > 0) {
     if (mono_ns() > deadline) return false;
     if (Reactor::current() == r_) r_->poll(true, 5);
     else std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -144,7 +153,10 @@ bool BackgroundWork::issue_one(Work w) {
                                              : Volume::Maintenance::Resync;
   in_flight_++;
   if (v_.submit_maintenance(*r_, &s->req, m, stripe, &s->res) != 0) {
+    // Refused (every op in use, or the rebuild ended): the stripe is not
+    // done, so the cursor goes back to it; the next kick tries again.
     in_flight_--;
+    cursor_[int(w)] = stripe;
     free_slots_.push_back(s);
     return false;
   }
@@ -152,11 +164,7 @@ bool BackgroundWork::issue_one(Work w) {
 }
 
 void BackgroundWork::run() {
-  if (stopping_ || !r_) {
-    kick_pending_ = false;  // the last touch: shutdown() may free us right after
-    return;
-  }
-  kick_pending_ = false;
+  if (stopping_ || !r_) return;
   for (int wi = 0; wi < int(Work::kCount); wi++) {
     Work w = Work(wi);
     WorkProgress& p = prog_[wi];

@@ -54,11 +54,13 @@ class BackgroundWork {
   void stop_scrub() { stop_scrub_.store(true); kick(); }
   void set_paused(Work w, bool p) { prog_[int(w)].paused.store(p); kick(); }
   void set_rate(Work w, uint64_t bytes_s) { prog_[int(w)].rate_bytes_s.store(bytes_s); }
-  // Stops issuing and waits for in-flight stripes (polls the reactor when
-  // the caller owns it). False when they did not finish within the time
-  // (nobody polls the reactor any more).
+  // Stops issuing and waits for in-flight stripes and a queued or running
+  // kick (polls the reactor when the caller owns it). False when they did
+  // not finish within the time (nobody polls the reactor any more). Nobody
+  // may kick() once it is called (the housekeeper is joined first).
   bool shutdown(double timeout_s = 30);
   // Wakes the work on its reactor (rate limits and pauses are re-checked).
+  // Kicks coalesce: while one is queued, more add nothing.
   void kick();
 
   const WorkProgress& progress(Work w) const { return prog_[int(w)]; }
@@ -69,7 +71,8 @@ class BackgroundWork {
  private:
   struct Slot;
   void arm(Work w, uint64_t total, uint64_t from, bool active);
-  void run();                 // reactor thread
+  static void on_kick(Task* t);  // reactor thread
+  void run();                 // reactor thread: issues what the windows and rates allow
   bool issue_one(Work w);     // reactor thread
   static void on_done(IoRequest* req);
   uint64_t next_stripe(Work w, bool* none);
@@ -80,8 +83,10 @@ class BackgroundWork {
   WorkCallbacks cb_;
   WorkProgress prog_[int(Work::kCount)];
   std::atomic<bool> stopping_{false}, stop_scrub_{false}, scrub_repair_{false};
-  std::atomic<bool> kick_pending_{false};
   Task kick_task_;
+  // Kicks queued or running: shutdown() waits for 0, so that the object is
+  // never freed under a kick task (the task's last touch is the decrement).
+  std::atomic<uint32_t> kicks_live_{0};
   std::atomic<uint32_t> in_flight_{0};
   // Reactor-thread state.
   uint64_t cursor_[int(Work::kCount)] = {};

@@ -4,6 +4,7 @@
 #pragma once
 #include <vector>
 
+#include "engine/ops/op_pool.h"
 #include "engine/parity/parity_backend.h"
 #include "engine/planner.h"
 #include "engine/reactor.h"
@@ -70,17 +71,9 @@ struct Op {
   Volume::MaintenanceResult* mres = nullptr;
   int rebuild_member = -1;
   Op* next_free = nullptr;
+  bool in_pool = false;  // on its pool's free list (checked: an op is freed once)
 };
 
-class OpPool {
- public:
-  ~OpPool();
-  Op* get();
-  void put(Op* op);
-
- private:
-  Op* free_ = nullptr;
-};
 
 // Entry points (ops/*.cpp).
 void start_read(Op* op);
@@ -92,7 +85,9 @@ void start_flush(Op* op);
 void start_maintenance(Op* op);
 
 // Shared helpers (ops/op_common.cpp).
-Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind);
+// An op for a part of req, or nullptr when the pool has none for class c
+// now (Foreground, Maintenance; Retry always gets one).
+Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c = OpClass::Foreground);
 // Completes the op's part of its request (and its riders'), frees it.
 void finish_op(Op* op, int result);
 // A member I/O of the op's phase, filled but not yet issued (for runs

@@ -1,38 +1,14 @@
 // What every operation shares: pooling, member I/O phases, buffers, the
 // stripe lock, resumption on the home reactor, and completion.
-#include <cassert>
-
 #include "engine/ops/op.h"
+
+#include "engine/invariant.h"
 
 namespace gpuraid {
 
-OpPool::~OpPool() {
-  while (free_) {
-    Op* n = free_->next_free;
-    delete free_;
-    free_ = n;
-  }
-}
-
-Op* OpPool::get() {
-  Op* op = free_;
-  if (op) {
-    free_ = op->next_free;
-  } else {
-    op = new Op();  // grows to the peak number in flight, then recycles
-    op->bufs.reserve(2 * kMaxMembers);
-  }
-  op->next_free = nullptr;
-  return op;
-}
-
-void OpPool::put(Op* op) {
-  op->next_free = free_;
-  free_ = op;
-}
-
-Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind) {
-  Op* op = v->op_pool(r.id()).get();
+Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
+  Op* op = v->op_pool(r.id()).get(c);
+  if (!op) return nullptr;
   op->vol = v;
   op->home = &r;
   op->req = req;
@@ -58,6 +34,8 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind) {
 static void run_resume(Task* t) {
   Op* op = static_cast<Op*>(t->arg);
   auto fn = op->resume_fn;
+  GPR_ASSERT(fn, "op %p (kind %d, stripe %llu) resumed with nothing to resume: its task ran twice", (void*)op,
+             int(op->kind), (unsigned long long)op->stripe);
   op->resume_fn = nullptr;
   fn(op);
 }
@@ -76,7 +54,9 @@ static void rider_finish(Op* r) {
 }
 
 void finish_op(Op* op, int result) {
-  assert(!op->holds_lock && op->bufs.empty());
+  GPR_ASSERT(!op->holds_lock && op->bufs.empty() && op->pending == 0,
+             "op %p (kind %d, stripe %llu) finished holding its lock, buffers or member I/O", (void*)op,
+             int(op->kind), (unsigned long long)op->stripe);
   for (Op* r = op->rider_head; r;) {
     Op* n = r->rider_next;
     r->rider_result = result;
@@ -95,16 +75,20 @@ static void member_io_done(MemberIo* io) {
     op->io_err = io->res;
   }
   op->home->free_io(io);
+  GPR_ASSERT(op->pending > 0 && op->phase_done, "op %p: a member I/O completed outside a phase", (void*)op);
   if (--op->pending == 0) op->phase_done(op);
 }
 
 void begin_phase(Op* op, void (*done)(Op*)) {
+  GPR_ASSERT(op->pending == 0, "op %p begins a phase with %u member I/Os of the last one pending", (void*)op,
+             op->pending);
   op->phase_done = done;
   op->errored = 0;
   op->pending = 1;  // held until end_issue(): completions cannot end the phase early
 }
 
 void end_issue(Op* op) {
+  GPR_ASSERT(op->pending > 0, "op %p ends the issue of a phase it did not begin", (void*)op);
   if (--op->pending == 0) op->phase_done(op);
 }
 
@@ -128,6 +112,10 @@ MemberIo* prepare_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64
 }
 
 void issue_prepared(Op* op, MemberIo* io) {
+  // Redundant writes are ordered per stripe (RAID 0 writes hold no lock).
+  GPR_ASSERT(io->kind != MemberIo::Write || op->holds_lock || op->kind == OpKind::DirectWrite,
+             "op %p (kind %d) writes member %u of stripe %llu without holding the stripe's lock", (void*)op,
+             int(op->kind), io->tag, (unsigned long long)op->stripe);
   if (io->kind == MemberIo::Read) op->used |= 1ull << io->tag;
   op->pending++;
   op->home->submit(io);
@@ -231,6 +219,8 @@ void unlock_stripe(Op* op) {
   StripeLockNode* next = op->vol->locks().release(&op->lock);
   if (next) {
     Op* w = static_cast<Op*>(next->owner);
+    GPR_ASSERT(!w->holds_lock && w->lock_resume, "op %p handed stripe %llu it already holds or never waited for",
+               (void*)w, (unsigned long long)w->stripe);
     w->holds_lock = true;
     resume_on_home(w, w->lock_resume);
   }

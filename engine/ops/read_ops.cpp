@@ -24,7 +24,7 @@ static void read_done(Op* op) {
   // returned may be stale; read this part again, degraded.
   if (had_errors || op->retry || (op->used & v->failed_mask() & ~op->failed_snapshot)) {
     v->mutable_stats().retried_reads++;
-    v->dispatch_read(*op->home, op->req, op->off, op->len, op->buf);
+    v->redo_read(*op->home, op->req, op->off, op->len, op->buf);
   }
   finish_op(op, 0);
 }

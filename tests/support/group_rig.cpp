@@ -10,7 +10,7 @@
 
 namespace gpuraid::test {
 
-GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes) : n_(drives), bytes_(drive_bytes) {
+GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes, uint32_t reactors) : n_(drives), bytes_(drive_bytes) {
   char t[] = "/tmp/gpuraid-group-XXXXXX";
   if (!mkdtemp(t)) throw std::runtime_error("mkdtemp");
   dir_ = t;
@@ -22,6 +22,7 @@ GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes) : n_(drives), bytes_(d
   std::string err;
   EngineConfig ec;
   ec.arena_bytes = 32u << 20;
+  ec.reactors = reactors;
   engine_ = Engine::create(ec, &err);
   if (!engine_) throw std::runtime_error(err);
 }

@@ -14,10 +14,12 @@ namespace gpuraid::test {
 
 class GroupRig {
  public:
-  explicit GroupRig(uint32_t drives, uint64_t drive_bytes = 24u << 20);
+  // reactors: the engine's reactor count; reactor 0 is polled by the test
+  // thread and runs background work, the others belong to the test's threads.
+  explicit GroupRig(uint32_t drives, uint64_t drive_bytes = 24u << 20, uint32_t reactors = 1);
   ~GroupRig();
   Engine& engine() { return *engine_; }
-  Reactor& reactor() { return engine_->reactor(0); }
+  Reactor& reactor(uint32_t i = 0) { return engine_->reactor(i); }
   std::string path(uint32_t i) const { return dir_ + "/d" + std::to_string(i); }
   const std::string& dir() const { return dir_; }
   std::unique_ptr<Drive> open(uint32_t i);
