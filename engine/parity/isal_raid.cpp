@@ -52,16 +52,18 @@ uint8_t* IsalRaid::scratch(size_t bytes) {
 
 // Chunk by chunk: a buffer whose piece is aligned and whole (for pq_gen, a
 // multiple of kPqUnit long) is used in place; any other is copied into its
-// scratch slot (a source) or computed there and copied out (an output). A
-// short last piece is padded up to kPqUnit in scratch; the pad is zeroed in
+// scratch slot (a source) or computed there and copied out (an output). For
+// pq_gen a length that is not a multiple of kPqUnit ends in a piece of its
+// own shorter than kPqUnit, padded up to it in scratch: the pad is zeroed in
 // the sources, and what pq_gen writes there is never copied out.
 int IsalRaid::bounce(bool pq, int vects, uint32_t len, void** v) {
   const int nout = pq ? 2 : 1;
   uint8_t* slots = scratch(size_t(vects) * kChunk);
   if (!slots) return -ENOMEM;
   void* p[kMaxVects];
-  for (uint32_t pos = 0; pos < len; pos += kChunk) {
-    const uint32_t n = std::min(kChunk, len - pos);
+  for (uint32_t pos = 0, n = 0; pos < len; pos += n) {
+    n = std::min(kChunk, len - pos);
+    if (pq && n > kPqUnit && n % kPqUnit != 0) n -= n % kPqUnit;  // the tail (< kPqUnit) alone, last
     const uint32_t padded = pq ? (n + kPqUnit - 1) / kPqUnit * kPqUnit : n;
     for (int i = 0; i < vects; i++) {
       uint8_t* at = static_cast<uint8_t*>(v[i]) + pos;
