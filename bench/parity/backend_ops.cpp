@@ -17,7 +17,8 @@ CodeKind kind_of(Code c) {
   return CodeKind::None;
 }
 
-ParityJob make_job(const ParityCase& c, const Codec& codec, const StripeBuffers& b, size_t s, const Shape& shape) {
+ParityJob make_job(const ParityCase& c, const Codec& codec, const StripeBuffers& b, size_t s,
+                   const Shape& shape) {
   ParityJob j;
   j.codec = &codec;
   j.len = b.strip() - shape.trim;

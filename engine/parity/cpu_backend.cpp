@@ -75,8 +75,8 @@ class CpuBackend final : public ParityBackend {
                                        : raid_.pq_gen(int(k + 2), j.len, v);
     }
     // ec_encode_data takes any pointer and length (vmovdqu; _base below a vector).
-    ec_encode_data(int(j.len), int(k), int(m), const_cast<uint8_t*>(c.parity_tables()), const_cast<uint8_t**>(j.src),
-                   const_cast<uint8_t**>(dst));
+    ec_encode_data(int(j.len), int(k), int(m), const_cast<uint8_t*>(c.parity_tables()),
+                   const_cast<uint8_t**>(j.src), const_cast<uint8_t**>(dst));
     return 0;
   }
 

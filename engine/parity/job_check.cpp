@@ -52,7 +52,8 @@ const char* parity_job_invalid(const ParityJob& j) {
       if (j.nsrc != k) return "recover reads exactly k rows";
       if (j.ndst == 0 || j.ndst > m) return "recover rebuilds 1..m rows";
       if (!distinct_below(j.src_idx, k, k + m, &seen)) return "survivor row out of range or repeated";
-      if (!distinct_below(j.dst_idx, j.ndst, k + m, &seen)) return "erased row out of range, repeated or a survivor";
+      if (!distinct_below(j.dst_idx, j.ndst, k + m, &seen))
+        return "erased row out of range, repeated or a survivor";
       if (!all_set(j.src, k) || !all_set(j.dst, j.ndst)) return "null buffer";
       return nullptr;
   }

@@ -215,7 +215,8 @@ struct Cell {
   Layout layout;
   std::vector<Bytes> rows;  // k data rows then m parity rows
   std::string name(const char* op) const {
-    return std::string(op) + " " + kind_name(c.kind()) + " k=" + std::to_string(c.k()) + " m=" + std::to_string(c.m());
+    return std::string(op) + " " + kind_name(c.kind()) + " k=" + std::to_string(c.k()) +
+           " m=" + std::to_string(c.m());
   }
 };
 
@@ -254,7 +255,8 @@ void update_cases(const Cell& x, std::vector<std::unique_ptr<Case>>& out) {
     const std::vector<uint8_t> cols = shared ? std::vector<uint8_t>{0, 1} : col_sets[s];
     std::vector<Bytes> data(x.rows.begin(), x.rows.begin() + k);
     const Bytes common = random_bytes(x.len, 777 + s);
-    for (size_t n = 0; n < cols.size(); n++) data[cols[n]] = shared ? common : random_bytes(x.len, 500 + s * 64 + n);
+    for (size_t n = 0; n < cols.size(); n++)
+      data[cols[n]] = shared ? common : random_bytes(x.len, 500 + s * 64 + n);
     const std::vector<Bytes> want = parity_of(x.c, data, x.len);
     auto cs = std::make_unique<Case>(x.name(shared ? "update(new0=new1)" : "update"), x.layout, x.len);
     ParityJob& j = cs->job;
