@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/parity/job_check.h"
+
 namespace gpuraid::kern {
 
 void HostBatch::clear() {
@@ -150,12 +152,14 @@ void build_commit(const HostBatch& b, const uint64_t* placed, HostBatch* out) {
   }
 }
 
+// Jobs that break the interface's rules go to the CPU too, which fails them
+// (-EINVAL) exactly as without a GPU.
 const char* BatchBuilder::unsupported(const ParityJob& j) {
+  if (const char* why = parity_job_invalid(j)) return why;
   const Codec* c = j.codec;
-  if (!c || c->kind() == CodeKind::None) return "job has no parity code";
-  if (c->k() == 0 || c->k() > kMaxCols) return "k out of the kernels' range";
-  if (c->m() == 0 || c->m() > kMaxRows) return "m out of the kernels' range";
-  if (j.len == 0 || j.len % kLenAlign != 0) return "length is not a positive multiple of 64";
+  if (c->k() > kMaxCols) return "k out of the kernels' range";
+  if (c->m() > kMaxRows) return "m out of the kernels' range";
+  if (j.len % kLenAlign != 0) return "length is not a multiple of 64";
   const uint32_t k = c->k(), m = c->m();
   switch (j.op) {
     case ParityOp::Encode:
@@ -165,14 +169,10 @@ const char* BatchBuilder::unsupported(const ParityJob& j) {
       if (!all_aligned(j.src, k + m)) return "buffer not 16-byte aligned";
       return nullptr;
     case ParityOp::Update:
-      if (j.nsrc > k) return "more changed columns than data strips";
-      for (uint32_t i = 0; i < j.nsrc; i++)
-        if (j.src_idx[i] >= k) return "changed column out of range";
       if (!all_aligned(j.src, j.nsrc) || !all_aligned(j.src2, j.nsrc) || !all_aligned(j.dst, m))
         return "buffer not 16-byte aligned";
       return nullptr;
     case ParityOp::Recover:
-      if (j.ndst == 0 || j.ndst > kMaxRows) return "erased rows out of the kernels' range";
       if (!all_aligned(j.src, k) || !all_aligned(j.dst, j.ndst)) return "buffer not 16-byte aligned";
       return nullptr;
   }
@@ -180,9 +180,13 @@ const char* BatchBuilder::unsupported(const ParityJob& j) {
 }
 
 // Decode coefficients for j's exact (ordered) survivors and erasures, cached.
+// The key names the code by (kind, k, m), of which a codec is a pure
+// function, not by its address: a codec freed and another made at the same
+// address must not hit the old one's entries.
 const std::vector<uint8_t>* BatchBuilder::decode(const ParityJob& j) {
   const Codec& c = *j.codec;
-  std::string key(reinterpret_cast<const char*>(&j.codec), sizeof(j.codec));
+  const uint8_t code[3] = {uint8_t(c.kind()), uint8_t(c.k()), uint8_t(c.m())};
+  std::string key(reinterpret_cast<const char*>(code), sizeof code);
   key.append(reinterpret_cast<const char*>(j.src_idx), c.k());
   key.append(reinterpret_cast<const char*>(j.dst_idx), j.ndst);
   auto it = decode_cache_.find(key);

@@ -14,6 +14,8 @@
 #include <ctime>
 #include <utility>
 
+#include "engine/parity/job_check.h"
+
 namespace gpuraid::kern {
 
 namespace {
@@ -109,7 +111,7 @@ void BatchingBackend::submit(ParityJob* const* jobs, size_t n) {
       open_since_ns_ = now_ns();
     }
     if (!builder_.add(j, open_.get())) {
-      j->status = -EINVAL;  // as the CPU backend: survivors cannot rebuild the erasures
+      fail_parity_job(j, -EINVAL);  // as the CPU backend: survivors cannot rebuild the erasures
       ready_.push_back(j);
       continue;
     }

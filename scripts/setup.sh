@@ -11,7 +11,7 @@ PACKAGES=(
   libblkid-dev uuid-dev libnvme-dev libjson-c-dev nvme-cli
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcpp-httplib-dev openssl
   fio python3 python3-matplotlib
-  libnbd-bin nbdkit qemu-system-x86 busybox-static cpio kmod xz-utils mdadm e2fsprogs
+  libnbd-bin nbdkit qemu-system-x86 qemu-user busybox-static cpio kmod xz-utils mdadm e2fsprogs
 )
 
 # The VM lane boots Debian's bookworm-backports 6.12 kernel (fetched with

@@ -18,7 +18,8 @@ const std::vector<ParityCase>& parity_cases() {
   static const std::vector<ParityCase> cases = [] {
     std::vector<ParityCase> v = {{P::Encode, Code::Xor, 8, 1},    {P::Encode, Code::PQ, 8, 2},
                                  {P::Encode, Code::Cauchy, 8, 2}, {P::Encode, Code::Cauchy, 8, 3},
-                                 {P::Encode, Code::Cauchy, 16, 4}, {P::Update, Code::Cauchy, 8, 2},
+                                 {P::Encode, Code::Cauchy, 16, 4}, {P::Update, Code::PQ, 8, 2},
+                                 {P::Update, Code::Cauchy, 8, 2},
                                  {P::Update, Code::Cauchy, 8, 3}, {P::Update, Code::Cauchy, 16, 4},
                                  {P::Decode, Code::Xor, 8, 1, 1}};
     for (uint32_t lost = 1; lost <= 2; lost++) v.push_back({P::Decode, Code::PQ, 8, 2, lost});
@@ -28,6 +29,21 @@ const std::vector<ParityCase>& parity_cases() {
     return v;
   }();
   return cases;
+}
+
+const Shape& aligned_shape() {
+  static const Shape s{"", 0, 0};
+  return s;
+}
+
+const std::vector<Shape>& awkward_shapes() {
+  static const std::vector<Shape> v = {{"-misaligned", 8, 64}, {"-oddlen", 0, 24}};
+  return v;
+}
+
+bool uses_raid_gen(const ParityCase& c) {
+  // RAID 5 everything; RAID 6 encode (pq_gen) and update (xor_gen makes the delta).
+  return c.code == Code::Xor || (c.code == Code::PQ && c.op != ParityCase::Decode);
 }
 
 std::shared_ptr<StripeBuffers> buffers_for(const Mode& mode, uint32_t k, uint32_t m) {

@@ -82,6 +82,38 @@ void run_isal(benchmark::State& state, const ParityCase& c, const Mode& mode) {
   report_rate(state, c.data_in_per_stripe(b->strip()) * b->stripes());
 }
 
+void run_isal_base(benchmark::State& state, const ParityCase& c, const Mode& mode) {
+  auto b = buffers_for(mode, c.k, c.m);
+  const int len = int(b->strip()), k = int(c.k), m = int(c.m);
+  std::vector<uint8_t> a = matrix(c), tbls(32 * size_t(k) * m);
+  ec_init_tables(k, m, a.data() + size_t(k) * k, tbls.data());
+  int failed = 0;
+  for (auto _ : state) {
+    for (size_t s = 0; s < b->stripes(); s++) {
+      std::vector<uint8_t*> rows = b->rows(s);
+      void* v[kMaxVec] = {};
+      if (c.op == ParityCase::Update) {  // as the backend: delta into the old data, then fold it in
+        v[0] = rows[s % k];
+        v[1] = b->spare(s, 0);
+        v[2] = rows[s % k];
+        failed |= xor_gen_base(3, len, v);
+        ec_encode_data_update(len, k, m, int(s % k), tbls.data(), rows[s % k], rows.data() + k);
+      } else if (c.code == Code::Xor) {
+        const int lost = c.op == ParityCase::Decode ? int(c.lost) : 0;
+        for (int i = 0; i < k; i++) v[i] = rows[size_t(lost + i)];
+        v[k] = lost ? b->spare(s, 0) : rows[size_t(k)];
+        failed |= xor_gen_base(k + 1, len, v);
+      } else {
+        for (int i = 0; i < k + 2; i++) v[i] = rows[size_t(i)];
+        failed |= pq_gen_base(k + 2, len, v);
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  if (failed) state.SkipWithError("ISA-L _base call failed");
+  report_rate(state, c.data_in_per_stripe(b->strip()) * b->stripes());
+}
+
 void run_decode_setup(benchmark::State& state, const ParityCase& c) {
   const std::vector<uint8_t> a = matrix(c);
   for (auto _ : state) benchmark::DoNotOptimize(decode_tables(c, a).data());

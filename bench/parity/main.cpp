@@ -44,8 +44,15 @@ void register_all(const std::vector<const Mode*>& modes) {
     benchmark::RegisterBenchmark(("memory/memcpy/" + m->name).c_str(), run_memcpy, *m);
     benchmark::RegisterBenchmark(("memory/read/" + m->name).c_str(), run_read, *m);
     for (const ParityCase& c : parity_cases()) {  // isal and backend side by side
-      benchmark::RegisterBenchmark((c.name() + "/" + m->name + "/isal").c_str(), run_isal, c, *m);
-      benchmark::RegisterBenchmark((c.name() + "/" + m->name + "/backend").c_str(), run_backend, c, *m);
+      const std::string base = c.name() + "/" + m->name;
+      benchmark::RegisterBenchmark((base + "/isal").c_str(), run_isal, c, *m);
+      benchmark::RegisterBenchmark((base + "/backend").c_str(), run_backend, c, *m, aligned_shape());
+      if (!uses_raid_gen(c)) continue;
+      // What buffers ISA-L's xor_gen/pq_gen cannot take cost the backend
+      // (bounced), beside ISA-L's portable _base functions.
+      benchmark::RegisterBenchmark((base + "/isal-base").c_str(), run_isal_base, c, *m);
+      for (const Shape& shape : awkward_shapes())
+        benchmark::RegisterBenchmark((base + "/backend" + shape.name).c_str(), run_backend, c, *m, shape);
     }
   }
 }

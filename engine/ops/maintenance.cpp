@@ -184,7 +184,7 @@ int locate_corrupt_role(Op* op, uint8_t* scratch) {
     v.done = [](ParityJob*) {};
     p = &v;
     cpu->submit(&p, 1);
-    if (r.status == 0 && v.mismatch_rows == 0) {
+    if (r.status == 0 && v.status == 0 && v.mismatch_rows == 0) {
       if (found >= 0) return -1;  // two explanations: not located
       found = int(bad);
     }
@@ -296,6 +296,10 @@ void parity_computed(ParityJob* job) {
       e.done = [](ParityJob*) {};
       ParityJob* p = &e;
       cpu->submit(&p, 1);
+      if (e.status < 0) {  // no parity computed: write none, report the stripe unrepaired
+        op->mres->repaired = false;
+        break;
+      }
       for (uint32_t r = 0; r < m; r++) write_role(op, member_of(op, k + r), op->rd[k + r]);
       break;
     }

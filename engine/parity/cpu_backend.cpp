@@ -1,5 +1,7 @@
 // CPU parity backend over ISA-L: xor_gen for RAID 5, pq_gen for RAID 6,
-// ec_encode_data for ec; decode tables cached per failure pattern.
+// ec_encode_data for ec; decode tables cached per failure pattern. Takes
+// every job parity_backend.h allows: xor_gen and pq_gen go through IsalRaid
+// (any alignment and length), the ec calls take any pointer and length.
 #include <isa-l/erasure_code.h>
 #include <isa-l/raid.h>
 
@@ -9,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/parity/isal_raid.h"
+#include "engine/parity/job_check.h"
 #include "engine/parity/parity_backend.h"
 
 namespace gpuraid {
@@ -44,38 +48,46 @@ class CpuBackend final : public ParityBackend {
  private:
   void run(ParityJob* j) {
     j->status = 0;
+    if (parity_job_invalid(*j)) return fail_parity_job(j, -EINVAL);
+    int r = 0;
     switch (j->op) {
-      case ParityOp::Encode: encode(j); break;
-      case ParityOp::Update: update(j); break;
-      case ParityOp::Recover: recover(j); break;
-      case ParityOp::Verify: verify(j); break;
+      case ParityOp::Encode: r = encode(*j, j->dst); break;
+      case ParityOp::Update: r = update(j); break;
+      case ParityOp::Recover: r = recover(j); break;
+      case ParityOp::Verify: r = verify(j); break;
     }
+    if (r < 0) fail_parity_job(j, r);
   }
 
-  void encode(ParityJob* j) {
-    const Codec& c = *j->codec;
+  // Parity of j's k data rows into dst[0..m-1]. 0 or -errno.
+  int encode(const ParityJob& j, uint8_t* const* dst) {
+    const Codec& c = *j.codec;
     const uint32_t k = c.k(), m = c.m();
+    if (c.kind() == CodeKind::Xor && k == 1) {  // xor_gen wants two sources
+      memcpy(dst[0], j.src[0], j.len);
+      return 0;
+    }
     if (c.kind() == CodeKind::Xor || (c.kind() == CodeKind::PQ && k >= 2)) {
       void* v[kMaxMembers + 2];
-      for (uint32_t i = 0; i < k; i++) v[i] = j->src[i];
-      for (uint32_t r = 0; r < m; r++) v[k + r] = j->dst[r];
-      if (c.kind() == CodeKind::Xor)
-        xor_gen(int(k + 1), int(j->len), v);
-      else
-        pq_gen(int(k + 2), int(j->len), v);
-      return;
+      for (uint32_t i = 0; i < k; i++) v[i] = j.src[i];
+      for (uint32_t r = 0; r < m; r++) v[k + r] = dst[r];
+      return c.kind() == CodeKind::Xor ? raid_.xor_gen(int(k + 1), j.len, v)
+                                       : raid_.pq_gen(int(k + 2), j.len, v);
     }
-    ec_encode_data(int(j->len), int(k), int(m), const_cast<uint8_t*>(c.parity_tables()), j->src,
-                   j->dst);
+    // ec_encode_data takes any pointer and length (vmovdqu; _base below a vector).
+    ec_encode_data(int(j.len), int(k), int(m), const_cast<uint8_t*>(c.parity_tables()),
+                   const_cast<uint8_t**>(j.src), const_cast<uint8_t**>(dst));
+    return 0;
   }
 
   // Read-modify-write: fold each data delta into every parity row.
-  void update(ParityJob* j) {
+  int update(ParityJob* j) {
     const Codec& c = *j->codec;
     const uint32_t k = c.k(), m = c.m();
+    if (j->nsrc == 0) return 0;
     if (c.kind() == CodeKind::Xor) {
-      // P ^= old_i ^ new_i for all i, in one pass; xor_gen writes its last
-      // pointer after reading all others, so dest may alias source 0.
+      // P ^= old_i ^ new_i for all i, in one pass; xor_gen reads every
+      // source before it writes, so the parity may be both source 0 and dest.
       void* v[2 * kMaxMembers + 2];
       int n = 0;
       v[n++] = j->dst[0];
@@ -84,71 +96,68 @@ class CpuBackend final : public ParityBackend {
         v[n++] = j->src2[i];
       }
       v[n++] = j->dst[0];
-      xor_gen(n, int(j->len), v);
-      return;
+      return raid_.xor_gen(n, j->len, v);
     }
     for (uint32_t i = 0; i < j->nsrc; i++) {
       // delta into the old-data buffer (the engine owns it), then one pass
       // over all m parity rows.
       void* d[3] = {j->src[i], j->src2[i], j->src[i]};
-      xor_gen(3, int(j->len), d);
+      if (const int r = raid_.xor_gen(3, j->len, d)) return r;
       ec_encode_data_update(int(j->len), int(k), int(m), int(j->src_idx[i]),
                             const_cast<uint8_t*>(c.parity_tables()), j->src[i], j->dst);
     }
+    return 0;
   }
 
-  const std::vector<uint8_t>& tables_for(const Codec& c, const uint8_t* surv, const uint8_t* erased,
-                                         uint32_t ne, bool* ok) {
+  // ec_init_tables() output for this pattern, or nullptr if the survivors
+  // cannot rebuild the erasures.
+  const std::vector<uint8_t>* tables_for(const Codec& c, const uint8_t* surv, const uint8_t* erased,
+                                         uint32_t ne) {
     PatternKey key{uint32_t(c.kind()) << 16 | c.k() << 8 | c.m(), 0, 0};
     for (uint32_t i = 0; i < c.k(); i++) key.survivors |= 1ull << surv[i];
     for (uint32_t e = 0; e < ne; e++) key.erased |= 1ull << erased[e];
     auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      *ok = true;
-      return it->second;
-    }
-    std::vector<uint8_t> coeffs(size_t(ne) * c.k());
-    *ok = c.decode_coeffs(surv, erased, ne, coeffs.data());
-    std::vector<uint8_t> tables(size_t(32) * c.k() * ne);
-    if (*ok) ec_init_tables(int(c.k()), int(ne), coeffs.data(), tables.data());
+    if (it != cache_.end()) return &it->second;
+    if (!make_tables(c, surv, erased, ne, &uncached_)) return nullptr;  // a failure is not cached
     if (cache_.size() > 4096) cache_.clear();  // bounded; patterns are few in practice
-    return cache_.emplace(key, std::move(tables)).first->second;
+    return &cache_.emplace(key, uncached_).first->second;
   }
 
-  void recover(ParityJob* j) {
+  static bool make_tables(const Codec& c, const uint8_t* surv, const uint8_t* erased, uint32_t ne,
+                          std::vector<uint8_t>* tables) {
+    std::vector<uint8_t> coeffs(size_t(ne) * c.k());
+    if (!c.decode_coeffs(surv, erased, ne, coeffs.data())) return false;
+    tables->resize(size_t(32) * c.k() * ne);
+    ec_init_tables(int(c.k()), int(ne), coeffs.data(), tables->data());
+    return true;
+  }
+
+  int recover(ParityJob* j) {
     const Codec& c = *j->codec;
     const uint32_t k = c.k();
-    // RAID 5, or any single lost row of an XOR-parity code: XOR of the k survivors.
-    if (c.kind() == CodeKind::Xor && j->ndst == 1) {
+    // RAID 5: the lost row is the XOR of the k others, whichever they are.
+    if (c.kind() == CodeKind::Xor) {
+      if (k == 1) {
+        memcpy(j->dst[0], j->src[0], j->len);
+        return 0;
+      }
       void* v[kMaxMembers + 1];
       for (uint32_t i = 0; i < k; i++) v[i] = j->src[i];
       v[k] = j->dst[0];
-      if (k == 1)
-        memcpy(j->dst[0], j->src[0], j->len);
-      else
-        xor_gen(int(k + 1), int(j->len), v);
-      return;
+      return raid_.xor_gen(int(k + 1), j->len, v);
     }
     // The cache key is a pair of sets, so it only stands for the tables when
     // rows come in ascending order (the engine always passes them so); any
     // other order is computed without the cache.
-    bool ok = false;
-    std::vector<uint8_t> uncached;
-    const std::vector<uint8_t>* t = &uncached;
-    if (ascending(j->src_idx, k) && ascending(j->dst_idx, j->ndst)) {
-      t = &tables_for(c, j->src_idx, j->dst_idx, j->ndst, &ok);
-    } else {
-      std::vector<uint8_t> coeffs(size_t(j->ndst) * k);
-      ok = c.decode_coeffs(j->src_idx, j->dst_idx, j->ndst, coeffs.data());
-      uncached.resize(size_t(32) * k * j->ndst);
-      if (ok) ec_init_tables(int(k), int(j->ndst), coeffs.data(), uncached.data());
-    }
-    if (!ok) {
-      j->status = -EINVAL;
-      return;
-    }
+    const std::vector<uint8_t>* t = nullptr;
+    if (ascending(j->src_idx, k) && ascending(j->dst_idx, j->ndst))
+      t = tables_for(c, j->src_idx, j->dst_idx, j->ndst);
+    else if (make_tables(c, j->src_idx, j->dst_idx, j->ndst, &uncached_))
+      t = &uncached_;
+    if (!t) return -EINVAL;
     ec_encode_data(int(j->len), int(k), int(j->ndst), const_cast<uint8_t*>(t->data()), j->src,
                    j->dst);
+    return 0;
   }
 
   static bool ascending(const uint8_t* v, uint32_t n) {
@@ -157,23 +166,25 @@ class CpuBackend final : public ParityBackend {
     return true;
   }
 
-  void verify(ParityJob* j) {
+  int verify(ParityJob* j) {
     const Codec& c = *j->codec;
     const uint32_t k = c.k(), m = c.m();
-    // ISA-L's AVX kernels (xor_gen_avx, picked on CPUs without AVX-512) use
-    // aligned loads and stores: the scratch rows start on 64-byte boundaries.
-    if (scratch_.size() < size_t(m) * j->len + 64) scratch_.resize(size_t(m) * j->len + 64);
+    // Parity recomputed into 64-byte aligned scratch rows (grown, never per job).
+    const size_t stride = (size_t(j->len) + 63) / 64 * 64;
+    if (scratch_.size() < m * stride + 64) scratch_.resize(m * stride + 64);
     uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch_.data()) + 63) & ~uintptr_t(63));
-    ParityJob e = *j;
-    e.op = ParityOp::Encode;
-    for (uint32_t r = 0; r < m; r++) e.dst[r] = base + size_t(r) * j->len;
-    encode(&e);
+    uint8_t* rows[kMaxMembers];
+    for (uint32_t r = 0; r < m; r++) rows[r] = base + r * stride;
+    if (const int r = encode(*j, rows)) return r;
     j->mismatch_rows = 0;
     for (uint32_t r = 0; r < m; r++)
-      if (memcmp(e.dst[r], j->src[k + r], j->len) != 0) j->mismatch_rows |= 1u << r;
+      if (memcmp(rows[r], j->src[k + r], j->len) != 0) j->mismatch_rows |= 1u << r;
+    return 0;
   }
 
+  IsalRaid raid_;
   std::unordered_map<PatternKey, std::vector<uint8_t>, PatternHash> cache_;
+  std::vector<uint8_t> uncached_;  // tables of the last pattern not taken from the cache
   std::vector<uint8_t> scratch_;
 };
 

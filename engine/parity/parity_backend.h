@@ -20,10 +20,30 @@ enum class ParityOp : uint8_t {
   Verify,   // src[0..k-1] data, src[k..k+m-1] stored parity -> mismatch_rows
 };
 
+// What callers may pass; every backend takes all of it, on every CPU, and
+// fails anything else with status -EINVAL (engine/parity/job_check.h):
+//   * len: any 1..INT_MAX bytes per buffer, and no buffer needs any
+//     alignment. The fast path everywhere is 64-byte aligned buffers and
+//     len a multiple of 64 (the engine's buffers are 4 KiB aligned); the CPU
+//     backend bounces other buffers through aligned scratch, the GPU
+//     backends hand such jobs to the CPU backend.
+//   * code: Xor has m = 1, PQ m = 2; k >= 1 and k + m <= kMaxMembers.
+//   * Encode reads src[0..k-1] and writes dst[0..m-1]; Verify reads
+//     src[0..k+m-1] (data, then stored parity). nsrc/ndst are not read.
+//   * Update: nsrc <= k distinct columns src_idx[i] < k (0: nothing to do);
+//     dst[0..m-1] are read and written in place. src[i] (old data) is the
+//     backend's scratch: its content afterwards is unspecified (ISA-L
+//     leaves the delta there), so it counts as written.
+//   * Recover: nsrc = k distinct survivor rows, ndst = 1..m distinct erased
+//     rows, none a survivor (rows 0..k+m-1).
+//   * Overlap: no buffer a job writes may overlap another buffer of the job
+//     (inputs may overlap one another). Pointers are never null.
+// A failed job (status < 0) leaves its outputs unspecified, and a Verify
+// then reports every parity row as mismatched.
 struct ParityJob {
   ParityOp op = ParityOp::Encode;
   const Codec* codec = nullptr;
-  uint32_t len = 0;       // bytes per buffer; a multiple of 64 (engine uses 4 KiB multiples)
+  uint32_t len = 0;       // bytes per buffer: 1..INT_MAX, any alignment (see above)
   uint32_t nsrc = 0;      // Update: number of changed data strips; Recover: k; others: k (+m)
   uint32_t ndst = 0;      // Encode/Update: m; Recover: number of erased rows
   uint8_t* src[kMaxMembers];

@@ -1,11 +1,13 @@
 // The scalar reference backend: every operation written as the plain sum
 // over GF(2^8) that defines it, byte by byte with gf::mul. Slow on purpose;
-// tests compare ISA-L and the CUDA kernels against it.
+// tests compare ISA-L and the CUDA kernels against it. Byte loops take any
+// alignment and length; jobs breaking parity_backend.h's rules fail -EINVAL.
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "engine/gf256.h"
+#include "engine/parity/job_check.h"
 #include "engine/parity/parity_backend.h"
 
 namespace gpuraid {
@@ -32,8 +34,9 @@ class ReferenceBackend final : public ParityBackend {
   }
 
   void run(ParityJob* j) {
-    const Codec& c = *j->codec;
     j->status = 0;
+    if (parity_job_invalid(*j)) return fail_parity_job(j, -EINVAL);
+    const Codec& c = *j->codec;
     switch (j->op) {
       case ParityOp::Encode: encode_into(c, j->src, j->dst, j->len); break;
       case ParityOp::Update:
@@ -45,7 +48,7 @@ class ReferenceBackend final : public ParityBackend {
       case ParityOp::Recover: {
         std::vector<uint8_t> coef(size_t(j->ndst) * c.k());
         if (!c.decode_coeffs(j->src_idx, j->dst_idx, j->ndst, coef.data())) {
-          j->status = -EINVAL;
+          fail_parity_job(j, -EINVAL);
           break;
         }
         for (uint32_t e = 0; e < j->ndst; e++)

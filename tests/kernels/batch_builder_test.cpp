@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <new>
 #include <set>
 
 namespace gpuraid::kern {
@@ -117,6 +118,39 @@ TEST(BatchBuilder, UpdateOutputsCommitThroughCopyJobs) {
     EXPECT_EQ(commit.ptrs[2 * r + 1], reinterpret_cast<uintptr_t>(pool[6 + r]));
     EXPECT_EQ(commit.coefs[r], 1u);
   }
+}
+
+// Recovering rows 0 and 1 of a 2+2 code from rows 2 and 3, the codec made
+// in `at` (and destroyed after): the coefficient words the builder packs.
+std::vector<uint32_t> recover_coefs(BatchBuilder& bb, void* at, CodeKind kind) {
+  const Codec* c = new (at) Codec(kind, 2, 2);
+  ParityJob j;
+  j.op = ParityOp::Recover;
+  j.codec = c;
+  j.len = 4096;
+  j.nsrc = 2;
+  j.ndst = 2;
+  for (uint32_t i = 0; i < 2; i++) {
+    j.src[i] = pool[i];
+    j.src_idx[i] = uint8_t(2 + i);
+    j.dst[i] = pool[2 + i];
+    j.dst_idx[i] = uint8_t(i);
+  }
+  HostBatch b;
+  EXPECT_TRUE(bb.add(&j, &b));
+  c->~Codec();
+  return b.coefs;
+}
+
+// A volume deleted and another made can put a new codec where the old one
+// was: the decode cache must not hand it the old code's coefficients.
+TEST(BatchBuilder, DecodeCacheIsPerCodeNotPerAddress) {
+  alignas(Codec) unsigned char storage[sizeof(Codec)];
+  BatchBuilder shared, fresh;
+  const std::vector<uint32_t> pq = recover_coefs(shared, storage, CodeKind::PQ);
+  const std::vector<uint32_t> ec = recover_coefs(shared, storage, CodeKind::Cauchy);
+  EXPECT_NE(pq, ec);
+  EXPECT_EQ(ec, recover_coefs(fresh, storage, CodeKind::Cauchy));
 }
 
 TEST(BatchBuilder, GridNeverExceedsTilesOrDevice) {

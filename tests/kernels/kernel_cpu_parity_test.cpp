@@ -9,6 +9,7 @@
 
 #include "kernels/kernel_cpu_backend.h"
 #include "parity_harness.h"
+#include "tests/support/parity_contract.h"
 
 namespace gpuraid {
 namespace {
@@ -282,6 +283,27 @@ TEST(KernelCpuParity, UnsupportedJobsRunOnIsal) {
   check(*be, specs, test::RunOptions{SIZE_MAX, false});
   EXPECT_EQ(be->stats().cpu_jobs, 2u);
   EXPECT_EQ(be->stats().kernel_jobs, 1u);
+}
+
+// Any alignment and length (tests/support/parity_contract.h): the kernels
+// take the 16-byte aligned, 64-multiple jobs of the grid, ISA-L the rest.
+void check_grid(ParityOp op) {
+  auto be = backend();
+  const size_t jobs = test::check_parity_grid(*be, op, test::grid_options_from_env());
+  EXPECT_GT(be->stats().kernel_jobs, 0u);
+  EXPECT_GT(be->stats().cpu_jobs, 0u);
+  EXPECT_EQ(be->stats().kernel_jobs + be->stats().cpu_jobs, jobs);
+  EXPECT_FALSE(be->switched_to_cpu()) << be->switch_reason();
+}
+TEST(KernelCpuParity, GridEncodeAnyAlignmentAndLength) { check_grid(ParityOp::Encode); }
+TEST(KernelCpuParity, GridUpdateAnyAlignmentAndLength) { check_grid(ParityOp::Update); }
+TEST(KernelCpuParity, GridRecoverAnyAlignmentAndLength) { check_grid(ParityOp::Recover); }
+TEST(KernelCpuParity, GridVerifyAnyAlignmentAndLength) { check_grid(ParityOp::Verify); }
+
+TEST(KernelCpuParity, JobsBreakingTheRulesFailWithEinval) {
+  auto be = backend();
+  EXPECT_GT(test::check_rejects_invalid_jobs(*be), 10u);
+  EXPECT_EQ(be->stats().kernel_jobs, 0u);
 }
 
 TEST(KernelCpuParity, ImpossibleRecoveryIsEinvalLikeIsal) {

@@ -5,7 +5,9 @@
 #include <random>
 
 #include "engine/gf256.h"
+#include "engine/parity/isal_raid.h"
 #include "engine/parity/parity_backend.h"
+#include "tests/support/parity_contract.h"
 #include "tests/support/test_array.h"
 
 using namespace gpuraid;
@@ -234,6 +236,83 @@ TEST(ParityBackend, VerifyFlagsMismatchedRows) {
       s.row(5 + m - 1)[100] ^= 1;
     }
   }
+}
+
+// Every op and code on unaligned buffers and odd lengths, byte for byte
+// against the code's definition, guards checked (tests/support/parity_contract.h).
+// The CPU backend crashed here on CPUs without AVX-512 (ISA-L's AVX2 pq_gen
+// and AVX xor_gen use aligned loads and non-temporal stores).
+struct GridParam {
+  const char* backend;
+  ParityOp op;
+};
+class ParityBackendGrid : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(ParityBackendGrid, AnyAlignmentAndLength) {
+  const bool cpu = std::string(GetParam().backend) == "cpu";
+  auto be = cpu ? make_cpu_backend() : make_reference_backend();
+  test::GridOptions o = test::grid_options_from_env();
+  o.small |= !cpu;  // the reference's byte loops have no path that depends on alignment
+  const size_t jobs = test::check_parity_grid(*be, GetParam().op, o);
+  EXPECT_GT(jobs, 100u);
+}
+
+std::vector<GridParam> grid_params() {
+  std::vector<GridParam> v;
+  for (const char* b : {"cpu", "reference"})
+    for (ParityOp op : {ParityOp::Encode, ParityOp::Update, ParityOp::Recover, ParityOp::Verify}) v.push_back({b, op});
+  return v;
+}
+
+std::string grid_name(const ::testing::TestParamInfo<GridParam>& p) {
+  static const char* ops[] = {"encode", "update", "recover", "verify"};
+  return std::string(p.param.backend) + "_" + ops[int(p.param.op)];
+}
+
+INSTANTIATE_TEST_SUITE_P(, ParityBackendGrid, ::testing::ValuesIn(grid_params()), grid_name);
+
+TEST(ParityBackend, JobsBreakingTheRulesFailWithEinval) {
+  std::unique_ptr<ParityBackend> backends[] = {make_cpu_backend(), make_reference_backend()};
+  for (auto& be : backends) EXPECT_GT(test::check_rejects_invalid_jobs(*be), 10u);
+}
+
+// IsalRaid: direct ISA-L only where every ISA-L version takes the buffers.
+TEST(IsalRaid, CallsIsalDirectlyOnlyOnAlignedBuffers) {
+  AlignedBuf a(8192), b(8192), p(8192), q(8192);
+  void* v[4] = {a.data(), b.data(), p.data(), q.data()};
+  EXPECT_TRUE(IsalRaid::direct(true, 4, 4096, v));
+  EXPECT_TRUE(IsalRaid::direct(false, 3, 4095, v));  // xor_gen takes any length
+  EXPECT_FALSE(IsalRaid::direct(true, 4, 4096 + 16, v));  // pq_gen_avx2: multiples of 32
+  v[1] = b.data() + 16;                                   // SSE would take it, AVX does not
+  EXPECT_FALSE(IsalRaid::direct(false, 3, 4096, v));
+}
+
+// The output may also be a source (XOR Update passes the parity as both),
+// bounced or not, across chunks and with a tail.
+TEST(IsalRaid, OutputMayAlsoBeASource) {
+  IsalRaid raid;
+  const uint32_t len = IsalRaid::kChunk * 2 + 45;
+  for (uint32_t off : {0u, 8u, 33u}) {
+    AlignedBuf pa(len + 64), pb(len + 64), pp(len + 64);
+    uint8_t *a = pa.data() + off, *b = pb.data() + off, *par = pp.data() + off;
+    test::fill_random(a, len, 1 + off);
+    test::fill_random(b, len, 2 + off);
+    test::fill_random(par, len, 3 + off);
+    std::vector<uint8_t> want(len);
+    for (uint32_t i = 0; i < len; i++) want[i] = par[i] ^ a[i] ^ b[i];
+    void* v[4] = {par, a, b, par};
+    ASSERT_EQ(raid.xor_gen(4, len, v), 0);
+    EXPECT_EQ(0, memcmp(par, want.data(), len)) << "offset " << off;
+  }
+}
+
+TEST(IsalRaid, RefusesWhatIsalRefuses) {
+  IsalRaid raid;
+  AlignedBuf a(64), b(64), c(64);
+  void* v[3] = {a.data(), b.data(), c.data()};
+  EXPECT_EQ(raid.xor_gen(2, 64, v), -EIO);  // one source
+  EXPECT_EQ(raid.pq_gen(3, 64, v), -EIO);   // one data row
+  EXPECT_EQ(raid.xor_gen(3, 0, v), -EIO);
 }
 
 TEST(ParityBackendFactory, ParsesKinds) {
