@@ -63,9 +63,25 @@ Group::Impl::Persisted Group::Impl::persist_locked() {
   return p;
 }
 
-void Group::Impl::after_persist(const Persisted& p) {
+void Group::Impl::emit_dropped(const Persisted& p) {
   for (const std::string& m : p.dropped) emit(GroupEvent::SpareFailed, -1, m);
+}
+
+void Group::Impl::after_persist(const Persisted& p) {
+  emit_dropped(p);
   vol->members_error(p.failed, -EIO);
+}
+
+uint64_t Group::Impl::persist_slot_state(uint32_t m, SlotState st) {
+  Persisted p;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    sb.slots[m].state = st;
+    sb.slots[m].rebuild_checkpoint = 0;
+    p = persist_locked();
+  }
+  emit_dropped(p);
+  return p.failed;
 }
 
 Group::Impl::Persisted Group::Impl::persist(const std::function<void()>& change) {
@@ -141,19 +157,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   };
   vol->hooks.write_begin = [this](uint64_t stripe) { return wi->begin(stripe); };
   vol->hooks.write_end = [this](uint64_t stripe) { wi->end(stripe); };
-  // Inside the volume's failure path: members that cannot take this
-  // superblock go back to it (returned), spares are dropped here.
-  vol->hooks.persist_failure = [this](uint32_t m, int) {
-    Persisted p;
-    {
-      std::lock_guard<std::mutex> l(mu);
-      sb.slots[m].state = SlotState::Failed;
-      sb.slots[m].rebuild_checkpoint = 0;
-      p = persist_locked();
-    }
-    for (const std::string& d : p.dropped) emit(GroupEvent::SpareFailed, -1, d);
-    return p.failed;
-  };
+  vol->hooks.persist_failure = [this](uint32_t m, int) { return persist_slot_state(m, SlotState::Failed); };
   Volume::Events ev;
   ev.member_missing = [this](uint32_t m, int e) {
     emit(GroupEvent::MemberMissing, int(m), std::string("member ") + std::to_string(m) + " is missing (path lost: " +

@@ -75,6 +75,11 @@ struct Group::Impl {
   Persisted persist_locked();
   // Outside mu: emits the spares dropped and fails the members that failed.
   void after_persist(const Persisted& p);
+  void emit_dropped(const Persisted& p);
+  // For the volume's failure path (hooks.persist_failure/persist_missing):
+  // the slot's new state persisted; returns the members that could not
+  // take it, for the volume to fail next (it holds its lock meanwhile).
+  uint64_t persist_slot_state(uint32_t member, SlotState st);
   // Takes mu, lets change() edit sb, persists, then after_persist.
   Persisted persist(const std::function<void()>& change);
   bool present(uint32_t slot) const { return slot < drives.size() && drives[slot] && drives[slot]->type() != DriveType::Null; }

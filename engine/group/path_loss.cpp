@@ -17,15 +17,7 @@ void Group::Impl::wire_path_loss() {
   vol->hooks.persist_missing = [this](uint32_t m) {
     wi->set_tracking(true);  // before the member counts as failed: no skipping write goes unrecorded
     missing_deadline_ns[m] = mono_ns() + missing_timeout_ns.load();
-    Persisted p;
-    {
-      std::lock_guard<std::mutex> l(mu);
-      sb.slots[m].state = SlotState::Missing;
-      sb.slots[m].rebuild_checkpoint = 0;
-      p = persist_locked();
-    }
-    for (const std::string& d : p.dropped) emit(GroupEvent::SpareFailed, -1, d);
-    return p.failed;  // the volume fails them next, as for persist_failure
+    return persist_slot_state(m, SlotState::Missing);
   };
   vol->hooks.path_lost = [this](uint32_t m, int err) {
     std::lock_guard<std::mutex> l(policy_mu);

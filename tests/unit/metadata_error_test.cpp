@@ -3,7 +3,8 @@
 // others record that on disk, and an operation that cannot be made safe
 // fails with a clear error. Faults come from the drives' injector, which
 // reaches the synchronous metadata path (kFailSyncWrites, kFailSyncFlushes)
-// while the member's data I/O goes on working.
+// while the member's data I/O goes on working. Also: background stripes
+// that fail do not count as done.
 #include <gtest/gtest.h>
 
 #include "engine/group/group_impl.h"
@@ -347,4 +348,71 @@ TEST(MetadataErrors, AMissingMemberThatCannotTakeItsSuperblockStaysMissing) {
   EXPECT_EQ(g->missing_mask(), 1ull << 2);
   EXPECT_EQ(v.rebuilding_member(), -1);
   EXPECT_EQ(on_disk(rig, 0, 2), SlotState::Missing);
+}
+
+// Background stripes that fail (here: the group failed under them) do not
+// count as done: init's checkpoint and resync's regions stay, a scrub stops
+// and says so.
+TEST(BackgroundErrors, InitStopsBelowAFailedStripeAndNeverClaimsInitialized) {
+  GroupRig rig(4);
+  GroupConfig c = config(Level::R5);
+  c.assume_zeroed = false;
+  std::string err;
+  auto g = rig.create(c, 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  g->set_rebuild_rate(2u << 20);
+  ASSERT_TRUE(rig.wait([&] { return g->init_progress().fraction > 0.05; }));
+  v.fail_member(1, -EIO);
+  v.fail_member(2, -EIO);  // past redundancy: every init stripe from here fails
+  g->set_rebuild_rate(0);
+  GroupEvent ev;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::InitFinished, &ev); }, 20));
+  EXPECT_NE(ev.message.find("stopped"), std::string::npos) << ev.message;
+  EXPECT_FALSE(g->redundancy_claimed());
+  rig.wait([] { return false; }, 1.2);  // a checkpoint tick
+  SuperblockRead r = read_superblock(*rig.open(0));
+  EXPECT_FALSE(r.sb.flags & kFlagInitialized);
+  EXPECT_LT(r.sb.init_checkpoint, g->geometry().stripes());
+}
+
+TEST(BackgroundErrors, AScrubWhoseStripesFailStopsAndSaysSo) {
+  GroupRig rig(4);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  g->set_scrub_rate(2u << 20);
+  ASSERT_TRUE(g->start_scrub(false, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return g->scrub_progress().fraction > 0.05; }));
+  v.fail_member(1, -EIO);
+  v.fail_member(2, -EIO);
+  g->set_scrub_rate(0);
+  GroupEvent ev;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ScrubFinished, &ev); }, 20));
+  EXPECT_NE(ev.message.find("failed"), std::string::npos) << ev.message;
+  EXPECT_LT(g->last_scrub().stripes_checked, g->geometry().stripes());
+}
+
+TEST(BackgroundErrors, AResyncWhoseStripesFailLeavesItsRegionsDirty) {
+  GroupRig rig(4);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  AlignedBuf b(4096);
+  for (uint64_t r = 0; r < 8; r++) ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, r * 3 * kRegion, b.size(), b.data()));
+  g.reset();  // a crash with dirty regions
+  g = rig.assemble(rig.open_range(0, 4), nullptr, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  g->set_rebuild_rate(1u << 20);  // resync too
+  ASSERT_TRUE(rig.wait([&] { return g->resync_progress().done_bytes > 0; }));
+  v.fail_member(1, -EIO);
+  v.fail_member(2, -EIO);
+  g->set_rebuild_rate(0);
+  GroupEvent ev;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ResyncFinished, &ev); }, 20));
+  EXPECT_NE(ev.message.find("stopped"), std::string::npos) << ev.message;
+  EXPECT_GT(g->impl().wi->suspect_regions(), 0u);
+  EXPECT_FALSE(g->redundancy_claimed());
 }
