@@ -126,11 +126,15 @@ void ControlPlane::sync_members(GroupRec& gr) {
   for (auto& id : spares) gr.r.add_spares(id);
 }
 
-void ControlPlane::dissolve_group(GroupRec& gr, bool wipe) {
+std::string ControlPlane::dissolve_group(GroupRec& gr, bool wipe) {
   const std::string name = gr.r.name();
+  std::string problems;
   if (gr.g) {
     std::string err;
-    if (!gr.g->stop(&err)) spdlog::warn("group {}: stop: {}", name, err);
+    if (!gr.g->stop(&err)) {
+      spdlog::warn("group {}: stop: {}", name, err);
+      problems += "; stop: " + err;
+    }
     gr.g.reset();
   }
   for (auto& [id, d] : drives_) {
@@ -147,8 +151,11 @@ void ControlPlane::dissolve_group(GroupRec& gr, bool wipe) {
       d.note = err;
     } else if (wipe && !DriveGroup::erase(*d.drive, &err)) {
       spdlog::warn("drive {}: cannot wipe the group metadata: {}", id, err);
+      d.note = "still holds the metadata of deleted group " + name + ": " + err;
+      problems += "; " + id + " not wiped: " + err;
     }
   }
+  return problems;
 }
 
 grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Group* out) {
@@ -237,9 +244,9 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
     if (!gr.g->add_spare(std::move(d->drive), q.force(), &err)) {
       std::string e2;
       d->drive = reopen(*d, &e2);
-      dissolve_group(gr, true);
+      const std::string problems = dissolve_group(gr, true);
       groups_.erase(name);
-      return precondition("spare " + d->r.id() + ": " + err);
+      return precondition("spare " + d->r.id() + ": " + err + "; the group was not created" + problems);
     }
     d->r.set_role(v1::DRIVE_ROLE_SPARE);
     d->r.set_group(name);
@@ -287,9 +294,10 @@ grpc::Status ControlPlane::delete_group(const v1::DeleteGroupRequest& q) {
     publish(v1::EVENT_KIND_VOLUME_DELETED, "with its group", q.name(), id);
   }
   bool online = gr->g != nullptr;
-  dissolve_group(*gr, online);
+  const std::string problems = dissolve_group(*gr, online);
   groups_.erase(q.name());
-  publish(v1::EVENT_KIND_GROUP_DELETED, online ? "members wiped and free" : "was offline; members not wiped", q.name());
+  publish(v1::EVENT_KIND_GROUP_DELETED,
+          (online ? "members wiped and free" : "was offline; members not wiped") + problems, q.name());
   return persist_status();
 }
 

@@ -179,7 +179,8 @@ class ControlPlane {
   grpc::Status online_group(const std::string& name, GroupRec** out);
   void sync_members(GroupRec& gr);
   // Stops a group and wipes its members' metadata; its drives become free.
-  void dissolve_group(GroupRec& gr, bool wipe);
+  // Returns what went wrong ("; ..." each: a stop or wipe that failed), if anything.
+  std::string dissolve_group(GroupRec& gr, bool wipe);
   uint64_t group_used_bytes(const std::string& name) const;
 
   // control_volumes.cpp

@@ -99,7 +99,10 @@ void ControlPlane::restore_group(GroupRec& gr) {
     for (int i = 0; i < gr.r.members_size(); i++) {
       auto it = drives_.find(gr.r.members(i));
       std::string e;
-      if (it != drives_.end() && it->second.r.failed()) gr.g->fail_member(uint32_t(i), &e);
+      if (it != drives_.end() && it->second.r.failed() && !gr.g->fail_member(uint32_t(i), &e)) {
+        gr.note += (gr.note.empty() ? "" : "; ") + ("member " + std::to_string(i) + " not failed again: " + e);
+        spdlog::warn("group {}: member {} not failed again: {}", name, i, e);
+      }
     }
   // Dedicated spares go back to the group.
   for (const auto& id : gr.r.spares()) {

@@ -89,6 +89,7 @@ v1::EventKind group_event_to_api(GroupEvent::Kind k) {
     case GroupEvent::MemberMissing: return v1::EVENT_KIND_MEMBER_MISSING;
     case GroupEvent::MemberReturned: return v1::EVENT_KIND_MEMBER_RETURNED;
     case GroupEvent::MemberResynced: return v1::EVENT_KIND_MEMBER_RESYNCED;
+    case GroupEvent::SpareFailed: return v1::EVENT_KIND_SPARE_FAILED;
   }
   return v1::EVENT_KIND_UNSPECIFIED;
 }

@@ -287,15 +287,19 @@ bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
   const uint64_t bit = 1ull << member;
   auto settled = [&] { return (failed_.load(std::memory_order_acquire) & ~missing_.load(std::memory_order_acquire)) & bit; };
   if (settled()) return false;
-  std::lock_guard<std::mutex> g(fail_mu_);
-  if (settled() || (only_missing && !(missing_.load() & bit))) return false;
-  // A member being rebuilt that fails again stops being rebuilt.
-  if (rebuilding_.load() & bit) rebuilding_.store(0);
-  if (hooks.persist_failure) hooks.persist_failure(member, err);
-  const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
-  missing_.fetch_and(~bit, std::memory_order_acq_rel);
-  if (events_.member_failed) events_.member_failed(member, err);
-  report_if_group_failed(before | bit | rebuilding_.load());
+  uint64_t also = 0;  // members that could not take the superblock saying so
+  {
+    std::lock_guard<std::mutex> g(fail_mu_);
+    if (settled() || (only_missing && !(missing_.load() & bit))) return false;
+    // A member being rebuilt that fails again stops being rebuilt.
+    if (rebuilding_.load() & bit) rebuilding_.store(0);
+    if (hooks.persist_failure) also = hooks.persist_failure(member, err);
+    const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
+    missing_.fetch_and(~bit, std::memory_order_acq_rel);
+    if (events_.member_failed) events_.member_failed(member, err);
+    report_if_group_failed(before | bit | rebuilding_.load());
+  }
+  members_error(also & ~bit, -EIO);  // outside fail_mu_: each persists in turn
   return true;
 }
 
@@ -303,14 +307,18 @@ bool Volume::mark_missing(uint32_t member, int err) {
   if (member >= geo_.members) return false;
   const uint64_t bit = 1ull << member;
   if (failed_.load(std::memory_order_acquire) & bit) return false;
-  std::lock_guard<std::mutex> g(fail_mu_);
-  if (failed_.load(std::memory_order_acquire) & bit) return false;
-  if (rebuilding_.load() & bit) rebuilding_.store(0);
-  if (hooks.persist_missing) hooks.persist_missing(member);
-  missing_.fetch_or(bit, std::memory_order_acq_rel);
-  const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
-  if (events_.member_missing) events_.member_missing(member, err);
-  report_if_group_failed(before | bit | rebuilding_.load());
+  uint64_t also = 0;
+  {
+    std::lock_guard<std::mutex> g(fail_mu_);
+    if (failed_.load(std::memory_order_acquire) & bit) return false;
+    if (rebuilding_.load() & bit) rebuilding_.store(0);
+    if (hooks.persist_missing) also = hooks.persist_missing(member);
+    missing_.fetch_or(bit, std::memory_order_acq_rel);
+    const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
+    if (events_.member_missing) events_.member_missing(member, err);
+    report_if_group_failed(before | bit | rebuilding_.load());
+  }
+  members_error(also & ~bit, -EIO);
   return true;
 }
 
@@ -323,6 +331,10 @@ void Volume::member_error(uint32_t member, int err) {
     return;
   }
   fail_member(member, err);
+}
+
+void Volume::members_error(uint64_t members, int err) {
+  for (uint64_t m = members; m; m &= m - 1) member_error(uint32_t(__builtin_ctzll(m)), err);
 }
 
 bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, std::string* err) {

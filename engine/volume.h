@@ -90,7 +90,9 @@ class Volume {
   // Marks a member failed (an I/O error, a vanished drive, or an operator).
   // The failure is persisted (hooks.persist_failure) before it takes
   // effect, so no write that skips the member completes before the
-  // superblocks say it failed. Returns true when this call changed its state.
+  // superblocks say it failed; members that could not take that metadata
+  // write fail in turn (each once: it ends). Returns true when this call
+  // changed its state.
   // A missing member is failed for good by this call.
   bool fail_member(uint32_t member, int err) { return fail_if(member, err, false); }
   // Fails the member only if it is (still) missing, atomically with its return.
@@ -105,6 +107,8 @@ class Volume {
   // A member I/O error: missing when hooks.path_lost says the path is lost,
   // failed otherwise.
   void member_error(uint32_t member, int err);
+  // member_error for each member of the mask (metadata writes that failed).
+  void members_error(uint64_t members, int err);
 
   // Resilience hooks, set by the drive group before I/O starts.
   struct Hooks {
@@ -112,13 +116,19 @@ class Volume {
     // writes there must not use read-modify-write.
     std::function<bool(uint64_t stripe)> parity_suspect;
     // Around the member writes of a redundant write (write-intent bitmap);
-    // begin may block until the region is marked dirty on disk.
-    std::function<void(uint64_t stripe)> write_begin;
+    // begin may block until the region is marked dirty on disk. begin
+    // returns the members whose bitmap write failed: the op fails them
+    // (member_error) before writing, and fails with -EIO if the group does
+    // not survive that. end runs whatever begin returned.
+    std::function<uint64_t(uint64_t stripe)> write_begin;
     std::function<void(uint64_t stripe)> write_end;
     // Runs before a member failure takes effect (persist it); may block.
-    std::function<void(uint32_t member, int err)> persist_failure;
-    // Runs before a member goes missing (persist it); may block.
-    std::function<void(uint32_t member)> persist_missing;
+    // Returns the other members whose metadata write failed meanwhile:
+    // they are failed next (member_error), once this failure took effect.
+    std::function<uint64_t(uint32_t member, int err)> persist_failure;
+    // Runs before a member goes missing (persist it); may block. Returns
+    // like persist_failure.
+    std::function<uint64_t(uint32_t member)> persist_missing;
     // Whether an I/O error of this member is a lost path (it goes missing)
     // rather than a dead drive; may block briefly. Empty: always dead.
     std::function<bool(uint32_t member, int err)> path_lost;

@@ -209,16 +209,30 @@ void BackgroundWork::on_done(IoRequest* req) {
       }
       break;
     case Work::Resync: {
+      // One stripe at a time, in order: a region is resynced when its last
+      // stripe is, unless one of its stripes failed.
       p.done_stripes++;
+      if (result < 0) b->resync_region_failed_ = true;
       const uint64_t region = b->wi_.region_of_stripe(s->stripe);
-      if (s->stripe + 1 == stripes || b->wi_.region_of_stripe(s->stripe + 1) != region) b->wi_.region_resynced(region);
-      if (b->wi_.suspect_regions() == 0) {
+      if (s->stripe + 1 == stripes || b->wi_.region_of_stripe(s->stripe + 1) != region) {
+        if (!b->resync_region_failed_) b->wi_.region_resynced(region);
+        b->resync_region_failed_ = false;
+      }
+      if (result < 0) {  // the rest waits for the next assembly (the regions stay dirty)
+        p.active = false;
+        if (b->cb_.resync_failed) b->cb_.resync_failed(result);
+      } else if (b->wi_.suspect_regions() == 0) {
         p.active = false;
         if (b->cb_.resync_done) b->cb_.resync_done();
       }
       break;
     }
     case Work::Init: {
+      if (result < 0) {  // the checkpoint stays below this stripe
+        p.active = false;
+        if (b->cb_.init_failed) b->cb_.init_failed(result);
+        break;
+      }
       // The checkpoint moves over stripes finished in order.
       b->init_done_window_.push_back(s->stripe);
       uint64_t cp = b->init_cp_;
@@ -238,8 +252,15 @@ void BackgroundWork::on_done(IoRequest* req) {
     case Work::Scrub: {
       std::unique_lock<std::mutex> g(b->scrub_mu_);
       p.done_stripes++;
-      if (s->res.skipped) b->scrub_now_.skipped++;
-      else b->scrub_now_.checked++;
+      if (result < 0) {  // the stripe could not be checked or repaired: the scrub stops
+        if (!b->scrub_now_.failed++) b->scrub_now_.err = result;
+        b->stop_scrub_ = true;
+        s->res.repaired = false;
+      } else if (s->res.skipped) {
+        b->scrub_now_.skipped++;
+      } else {
+        b->scrub_now_.checked++;
+      }
       if (s->res.mismatch_rows) {
         b->scrub_now_.mismatched++;
         if (s->res.repaired) b->scrub_now_.repaired++;

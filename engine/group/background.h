@@ -28,12 +28,17 @@ struct WorkProgress {
 
 struct ScrubSummary {
   uint64_t checked = 0, skipped = 0, mismatched = 0, repaired = 0;
+  uint64_t failed = 0;  // stripes whose check or repair failed (the scrub stops there)
+  int err = 0;          // the first such error
 };
 
 struct WorkCallbacks {
   // Reactor thread. Each may be empty.
   std::function<void()> rebuild_done, init_done, resync_done;
-  std::function<void(int err)> rebuild_failed;
+  // A stripe failed (-EIO: the group failed, or the parity backend did):
+  // the work stops; init's checkpoint stays below that stripe, resync's
+  // regions not done stay suspect (and dirty).
+  std::function<void(int err)> rebuild_failed, init_failed, resync_failed;
   std::function<void(uint64_t stripe, const Volume::MaintenanceResult&)> scrub_mismatch;
   std::function<void(const ScrubSummary&)> scrub_done;
 };
@@ -91,6 +96,7 @@ class BackgroundWork {
   // Reactor-thread state.
   uint64_t cursor_[int(Work::kCount)] = {};
   std::vector<uint64_t> init_done_window_;  // stripes finished above the checkpoint
+  bool resync_region_failed_ = false;       // a stripe of the region being resynced failed
   std::atomic<uint64_t> init_cp_{0};
   mutable std::mutex scrub_mu_;
   ScrubSummary scrub_now_, scrub_last_;

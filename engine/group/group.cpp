@@ -39,7 +39,7 @@ const char* group_event_name(GroupEvent::Kind k) {
                                 "rebuild_finished", "resync_started", "resync_finished", "init_started",
                                 "init_finished", "scrub_started", "scrub_progress", "scrub_finished",
                                 "mismatch_found", "group_failed", "member_missing", "member_returned",
-                                "member_resynced"};
+                                "member_resynced", "spare_failed"};
   return names[int(k)];
 }
 
@@ -67,6 +67,27 @@ static bool pick_region(uint64_t want, uint32_t strip, uint64_t member_bytes, ui
   while ((member_bytes + want - 1) / want > kBitmapMaxBytes * 8) want *= 2;
   *out = want;
   return true;
+}
+
+// A new group's superblocks, all or none: a member that cannot take its
+// superblock fails the create, and those written are wiped again, so that
+// no drive is left claiming a group that does not exist.
+static bool write_first_superblocks(Group::Impl& im, std::string* err) {
+  Group::Impl::Persisted p;
+  {
+    std::lock_guard<std::mutex> l(im.mu);
+    p = im.persist_locked();
+  }
+  if (p.errors.empty()) return true;
+  std::string msg = "cannot write the superblock of member " + std::to_string(p.errors.front().first) + " (" +
+                    p.first_error() + "): the group was not created";
+  for (uint32_t i = 0; i < im.sb.members; i++) {
+    std::string e;
+    if (!erase_superblock(*im.drives[i], &e))
+      msg += "; wiping " + im.drives[i]->path() + " failed too (" + e +
+             "): it may name a group that does not exist (create with force to reuse it)";
+  }
+  return fail(err, msg);
 }
 
 std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr<Drive>> members,
@@ -103,7 +124,8 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   sb.created_unix = uint64_t(time(nullptr));
   sb.name = cfg.name;
   const bool zeroed = cfg.assume_zeroed || (!g.has_parity() && !g.is_mirror());
-  sb.flags = kFlagClean | (zeroed ? uint32_t(kFlagInitialized) : 0u);
+  // Running from the first superblock on (not clean: see wire()).
+  sb.flags = zeroed ? uint32_t(kFlagInitialized) : 0u;
   for (uint32_t i = 0; i < g.members; i++) sb.slots[i] = Slot{new_uuid(), SlotState::Active, 0};
   im.drives.resize(kMaxSlots);
   for (uint32_t i = 0; i < g.members; i++) im.drives[i] = std::move(members[i]);
@@ -112,17 +134,14 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   for (uint32_t i = 0; i < g.members; i++)
     for (uint64_t b = 0; b * 4096 < zeros.size() || b == 0; b++)
       if (!write_bitmap_block(*im.drives[i], zeros.data(), zeros.size(), b, err)) return nullptr;
-  {
-    std::lock_guard<std::mutex> l(im.mu);
-    im.persist_locked();
-  }
   std::vector<Drive*> vm;
   for (uint32_t i = 0; i < g.members; i++) vm.push_back(im.drives[i].get());
   grp->volume_ = Volume::create(engine, g, vm, kMetadataBytes, err);
   if (!grp->volume_) return nullptr;
+  if (!write_first_superblocks(im, err)) return nullptr;
   grp->uuid_ = uuid_str(sb.group_uuid);
   grp->name_ = cfg.name;
-  im.wire(*grp);
+  im.wire(*grp, /*write_superblocks=*/false);  // the superblocks just written say all it would
   return grp;
 }
 
@@ -238,7 +257,13 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   if (failed) notes += "starting degraded; ";
   grp->uuid_ = uuid_str(top.group_uuid);
   grp->name_ = top.name;
-  im.wire(*grp);
+  // Members that cannot take the new superblock fail here (and that is persisted on the others).
+  const Impl::Persisted p = im.wire(*grp, /*write_superblocks=*/true);
+  if (grp->volume_->failed())
+    return fail(err, "too few members can take their superblock: " + p.first_error()), nullptr;
+  for (const auto& [slot, why] : p.errors)
+    if (slot < g.members) notes += "member " + std::to_string(slot) + " failed: " + why + "; ";
+  if (p.failed && !failed) notes += "starting degraded; ";
   if (!dirty.empty()) {
     im.wi->set_suspect(dirty);
     if (im.wi->suspect_regions()) {
@@ -337,15 +362,20 @@ bool Group::add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err
   std::string what;
   if (!force && drive_holds_data(*drive, &what))
     return fail(err, drive->path() + " holds " + what + ": refusing to overwrite it (force to override)");
+  Impl::Persisted p;
+  uint32_t s = g.members;
+  bool taken;
   {
     std::lock_guard<std::mutex> l(im.mu);
-    uint32_t s = g.members;
     while (s < kMaxSlots && im.sb.slots[s].state != SlotState::Empty) s++;
     if (s == kMaxSlots) return fail(err, "no room for another spare");
     im.sb.slots[s] = Slot{new_uuid(), SlotState::Spare, 0};
     im.drives[s] = std::move(drive);
-    im.persist_locked();
+    p = im.persist_locked();
+    taken = im.sb.slots[s].state == SlotState::Spare;  // dropped again if it cannot take its superblock
   }
+  im.after_persist(p);
+  if (!taken) return fail(err, "cannot make it a spare: " + p.why(s));
   // A failed member waiting for a spare takes it now.
   if (volume_->failed_mask()) im.want_auto_replace = true;
   return true;
@@ -411,18 +441,37 @@ bool Group::redundancy_claimed() const {
 
 bool Group::stop(std::string* err) {
   Impl& im = *impl_;
+  Volume& v = *volume_;
   im.bg->shutdown();
   im.hk_stop = true;
   if (im.housekeeper.joinable()) im.housekeeper.join();
   im.housekeeping_tick(true);  // last checkpoints
-  if (!im.flush_members()) return fail(err, "flushing the members failed");
+  // A member that cannot flush, clear its bitmap or take the clean
+  // superblock fails; the others stop cleanly without it (the caller is told).
+  const uint64_t before = v.failed_mask();
+  std::string why;
+  if (const uint64_t f = im.flush_members()) {
+    why = "cannot flush it";
+    v.members_error(f, -EIO);
+  }
   // Clean only when no region still waits for its resync.
   const bool clean = im.wi->suspect_regions() == 0;
-  if (clean && !im.wi->clear_all(err)) return false;
-  std::lock_guard<std::mutex> l(im.mu);
-  if (clean) im.sb.flags |= kFlagClean;
-  im.persist_locked();
-  return true;
+  if (clean) {
+    std::string e;
+    const uint64_t f = im.wi->clear_all(&e);
+    v.members_error(f, -EIO);
+    if (f && why.empty()) why = e;
+  }
+  const Impl::Persisted p = im.persist([&] {
+    if (clean && !v.failed()) im.sb.flags |= kFlagClean;
+  });
+  if (why.empty()) why = p.first_error();
+  if (v.failed()) return fail(err, "the group failed while stopping: " + why);
+  const uint64_t lost = v.failed_mask() & ~before;
+  if (!lost && p.dropped.empty()) return true;
+  std::string who;
+  for (uint64_t m = lost; m; m &= m - 1) who += (who.empty() ? "" : ", ") + std::to_string(__builtin_ctzll(m));
+  return fail(err, (lost ? "stopped, but member " + who + " failed: " + why : "stopped, but " + p.dropped.front()));
 }
 
 }  // namespace gpuraid

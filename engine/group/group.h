@@ -61,7 +61,8 @@ struct GroupEvent {
   enum Kind {
     MemberFailed, SpareTaken, RebuildStarted, RebuildProgress, RebuildFinished, ResyncStarted,
     ResyncFinished, InitStarted, InitFinished, ScrubStarted, ScrubProgress, ScrubFinished,
-    MismatchFound, GroupFailed, MemberMissing, MemberReturned, MemberResynced
+    MismatchFound, GroupFailed, MemberMissing, MemberReturned, MemberResynced,
+    SpareFailed  // a spare cannot take its metadata (or take over): it left the group
   } kind;
   int member = -1;
   std::string message;

@@ -20,38 +20,99 @@ void Group::Impl::emit(GroupEvent::Kind k, int member, const std::string& msg) {
   else if (early_events.size() < 64) early_events.push_back(GroupEvent{k, member, msg});
 }
 
-void Group::Impl::persist_locked() {
-  sb.generation++;
-  for (uint32_t s = 0; s < kMaxSlots; s++) {
-    const SlotState st = sb.slots[s].state;
-    if (!present(s) || (st != SlotState::Active && st != SlotState::Rebuilding && st != SlotState::Spare)) continue;
-    Superblock copy = sb;
-    copy.slot = s;
-    copy.member_uuid = sb.slots[s].uuid;
-    std::string e;
-    // A member that cannot take its superblock is failing: its data I/O
-    // fails it; the others carry the new generation.
-    write_superblock(*drives[s], copy, &e);
-  }
+void Group::Impl::Persisted::add(const Persisted& o) {
+  failed |= o.failed;
+  errors.insert(errors.end(), o.errors.begin(), o.errors.end());
+  dropped.insert(dropped.end(), o.dropped.begin(), o.dropped.end());
 }
 
-std::vector<Drive*> Group::Impl::writable_members() const {
-  std::vector<Drive*> out;
+std::string Group::Impl::Persisted::why(uint32_t slot) const {
+  for (const auto& [s, e] : errors)
+    if (s == slot) return e;
+  return "";
+}
+
+Group::Impl::Persisted Group::Impl::persist_locked() {
+  Persisted p;
+  // Again after dropping a spare, so that no superblock lists it; members
+  // that failed are left to the volume (after_persist). Ends: each round
+  // that goes again removes a spare.
+  for (bool again = true; again;) {
+    again = false;
+    sb.generation++;
+    for (uint32_t s = 0; s < kMaxSlots; s++) {
+      const SlotState st = sb.slots[s].state;
+      if (!present(s) || (st != SlotState::Active && st != SlotState::Rebuilding && st != SlotState::Spare)) continue;
+      if (s < sb.members && (p.failed >> s & 1)) continue;
+      Superblock copy = sb;
+      copy.slot = s;
+      copy.member_uuid = sb.slots[s].uuid;
+      std::string e;
+      if (write_superblock(*drives[s], copy, &e)) continue;
+      p.errors.emplace_back(s, e);
+      if (s < sb.members) {
+        p.failed |= 1ull << s;
+        continue;
+      }
+      p.dropped.push_back("spare " + drives[s]->path() + " dropped from the group: " + e);
+      sb.slots[s] = Slot{};
+      retired.push_back(std::move(drives[s]));
+      again = true;
+    }
+  }
+  return p;
+}
+
+void Group::Impl::emit_dropped(const Persisted& p) {
+  for (const std::string& m : p.dropped) emit(GroupEvent::SpareFailed, -1, m);
+}
+
+void Group::Impl::after_persist(const Persisted& p) {
+  emit_dropped(p);
+  vol->members_error(p.failed, -EIO);
+}
+
+uint64_t Group::Impl::persist_slot_state(uint32_t m, SlotState st) {
+  Persisted p;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    sb.slots[m].state = st;
+    sb.slots[m].rebuild_checkpoint = 0;
+    p = persist_locked();
+  }
+  emit_dropped(p);
+  return p.failed;
+}
+
+Group::Impl::Persisted Group::Impl::persist(const std::function<void()>& change) {
+  Persisted p;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    change();
+    p = persist_locked();
+  }
+  after_persist(p);
+  return p;
+}
+
+std::vector<BitmapCopy> Group::Impl::writable_members() const {
+  std::vector<BitmapCopy> out;
   const uint64_t failed = vol->failed_mask();
   for (uint32_t m = 0; m < vol->geometry().members; m++) {
     Drive* d = vol->member(m);
-    if (!(failed >> m & 1) && d->type() != DriveType::Null) out.push_back(d);
+    if (!(failed >> m & 1) && d->type() != DriveType::Null) out.push_back({m, d});
   }
   return out;
 }
 
-bool Group::Impl::flush_members() {
-  bool ok = true;
-  for (Drive* d : writable_members()) ok &= d->sync_flush() == 0;
-  return ok;
+uint64_t Group::Impl::flush_members() {
+  uint64_t failed = 0;
+  for (const BitmapCopy& c : writable_members())
+    if (c.drive->sync_flush() != 0) failed |= 1ull << c.member;
+  return failed;
 }
 
-void Group::Impl::wire(Group& g) {
+Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   self = &g;
   vol = g.volume_.get();
   const Geometry& geo = vol->geometry();
@@ -64,6 +125,14 @@ void Group::Impl::wire(Group& g) {
   cb.rebuild_failed = [this](int e) { rebuild_failed_err = e; };
   cb.init_done = [this] { init_finished = true; };
   cb.resync_done = [this] { emit(GroupEvent::ResyncFinished, -1, "dirty regions resynced"); };
+  cb.resync_failed = [this](int e) {
+    emit(GroupEvent::ResyncFinished, -1, std::string("resync stopped: ") + strerror(-e) + "; " +
+                                             std::to_string(wi->suspect_regions()) + " dirty regions left");
+  };
+  cb.init_failed = [this](int e) {
+    emit(GroupEvent::InitFinished, -1, "initialization stopped at stripe " + std::to_string(bg->init_checkpoint()) +
+                                           ": " + strerror(-e));
+  };
   cb.scrub_mismatch = [this](uint64_t stripe, const Volume::MaintenanceResult& r) {
     {
       std::lock_guard<std::mutex> l(scrub_mu);
@@ -79,20 +148,16 @@ void Group::Impl::wire(Group& g) {
   cb.scrub_done = [this](const ScrubSummary& s) {
     emit(GroupEvent::ScrubFinished, -1,
          std::to_string(s.checked) + " stripes checked, " + std::to_string(s.mismatched) + " mismatched, " +
-             std::to_string(s.repaired) + " repaired, " + std::to_string(s.skipped) + " skipped (degraded)");
+             std::to_string(s.repaired) + " repaired, " + std::to_string(s.skipped) + " skipped (degraded)" +
+             (s.failed ? ", stopped: " + std::to_string(s.failed) + " failed (" + strerror(-s.err) + ")" : ""));
   };
   bg->set_callbacks(cb);
   vol->hooks.parity_suspect = [this](uint64_t stripe) {
     return wi->suspect_stripe(stripe) || (!initialized.load(std::memory_order_relaxed) && stripe >= bg->init_checkpoint());
   };
-  vol->hooks.write_begin = [this](uint64_t stripe) { wi->begin(stripe); };
+  vol->hooks.write_begin = [this](uint64_t stripe) { return wi->begin(stripe); };
   vol->hooks.write_end = [this](uint64_t stripe) { wi->end(stripe); };
-  vol->hooks.persist_failure = [this](uint32_t m, int) {
-    std::lock_guard<std::mutex> l(mu);
-    sb.slots[m].state = SlotState::Failed;
-    sb.slots[m].rebuild_checkpoint = 0;
-    persist_locked();
-  };
+  vol->hooks.persist_failure = [this](uint32_t m, int) { return persist_slot_state(m, SlotState::Failed); };
   Volume::Events ev;
   ev.member_missing = [this](uint32_t m, int e) {
     emit(GroupEvent::MemberMissing, int(m), std::string("member ") + std::to_string(m) + " is missing (path lost: " +
@@ -110,12 +175,12 @@ void Group::Impl::wire(Group& g) {
     persisted_init_cp = sb.init_checkpoint;
     emit(GroupEvent::InitStarted, -1, "background initialization");
   }
-  {
-    std::lock_guard<std::mutex> l(mu);
-    sb.flags &= ~uint32_t(kFlagClean);  // running: an unclean stop from now on leaves this cleared
-    persist_locked();
-  }
+  Persisted p;
+  // Running: an unclean stop from now on leaves the flag cleared. Before
+  // the housekeeper starts, so that none of its updates says clean.
+  if (write_superblocks) p = persist([this] { sb.flags &= ~uint32_t(kFlagClean); });
   housekeeper = std::thread([this] { housekeeping_loop(); });
+  return p;
 }
 
 bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare, std::string* err) {
@@ -128,13 +193,30 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
   for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
     if (!write_bitmap_block(*d, zeros.data(), zeros.size(), b, err)) return false;
   Drive* raw = d.get();
+  const std::string path = d->path();
+  Persisted p;
   {
     std::lock_guard<std::mutex> l(mu);
+    const Slot old = sb.slots[member];
     sb.slots[member] = Slot{new_uuid(), SlotState::Rebuilding, 0};
     retired.push_back(std::move(drives[member]));
     drives[member] = std::move(d);
-    persist_locked();
+    p = persist_locked();
+    if (p.failed >> member & 1) {
+      // The new drive cannot hold the member's superblock: the old one
+      // goes back, and the others say so again (a crash before that finds
+      // a rebuilding member whose drive is gone: failed, as it is).
+      *err = "cannot make " + path + " member " + std::to_string(member) + ": " + p.why(member);
+      sb.slots[member] = old;
+      std::swap(drives[member], retired.back());
+      retired.pop_back();
+      p.failed &= ~(1ull << member);  // it is failed already
+      p.add(persist_locked());
+      raw = nullptr;
+    }
   }
+  after_persist(p);
+  if (!raw) return false;
   persisted_rebuild_cp = 0;
   rebuild_slot = int(member);
   partial_rebuild = false;  // a new drive holds nothing
@@ -159,7 +241,20 @@ bool Group::Impl::take_spare_for(uint32_t member, std::string* err) {
     *err = "no spare";
     return false;
   }
-  return start_replacement(member, std::move(d), true, err);
+  const std::string path = d->path();
+  if (start_replacement(member, std::move(d), true, err)) return true;
+  // It cannot take over: it leaves the group (no superblock lists it).
+  *err = "spare " + path + " cannot replace member " + std::to_string(member) + ": " + *err;
+  persist([] {});
+  emit(GroupEvent::SpareFailed, int(member), *err);
+  return false;
+}
+
+size_t Group::Impl::spares_left() const {
+  std::lock_guard<std::mutex> l(mu);
+  size_t n = 0;
+  for (const Slot& s : sb.slots) n += s.state == SlotState::Spare;
+  return n;
 }
 
 void Group::Impl::housekeeping_loop() {
@@ -187,25 +282,31 @@ void Group::Impl::housekeeping_tick(bool slow) {
     emit(GroupEvent::RebuildFinished, rebuild_slot, std::string("rebuild stopped: ") + strerror(-e));
   if (rebuild_finished.exchange(false)) {
     const int m = rebuild_slot.exchange(-1);
+    std::string msg = "member " + std::to_string(m) + " rebuilt";
     if (m >= 0) {
-      vol->member(uint32_t(m))->sync_flush();
-      std::lock_guard<std::mutex> l(mu);
-      sb.slots[m].state = SlotState::Active;
-      sb.slots[m].rebuild_checkpoint = 0;
-      persist_locked();
+      // Its rebuilt data is durable before the superblocks call it active;
+      // a member that cannot flush (or take that superblock) fails.
+      if (vol->member(uint32_t(m))->sync_flush() != 0) {
+        vol->member_error(uint32_t(m), -EIO);
+        msg += ", but failed: it cannot flush";
+      } else {
+        Persisted p = persist([&] {
+          sb.slots[m].state = SlotState::Active;
+          sb.slots[m].rebuild_checkpoint = 0;
+        });
+        if (p.failed >> m & 1) msg += ", but failed: " + p.why(uint32_t(m));
+      }
     }
     rebuild_ended(m);
-    emit(GroupEvent::RebuildFinished, m, "member " + std::to_string(m) + " rebuilt");
+    emit(GroupEvent::RebuildFinished, m, msg);
   }
   fail_overdue_missing();
   if (init_finished.exchange(false)) {
-    flush_members();
-    {
-      std::lock_guard<std::mutex> l(mu);
+    vol->members_error(flush_members(), -EIO);  // the survivors' init writes are durable
+    persist([&] {
       sb.flags |= kFlagInitialized;
       sb.init_checkpoint = g.stripes();
-      persist_locked();
-    }
+    });
     initialized = true;
     emit(GroupEvent::InitFinished, -1, "initialized");
   }
@@ -214,29 +315,35 @@ void Group::Impl::housekeeping_tick(bool slow) {
     want_auto_replace = false;
     const uint64_t failed = vol->failed_mask() & ~vol->missing_mask();  // missing ones may come back
     for (uint32_t m = 0; m < g.members; m++) {
+      if (!(failed >> m & 1)) continue;
       std::string err;
-      if ((failed >> m & 1) && take_spare_for(m, &err)) break;
+      if (take_spare_for(m, &err)) break;
+      if (spares_left()) want_auto_replace = true;  // that spare left the group: the next one, next tick
+      break;
     }
   }
   if (!slow) return;
-  wi->clear_idle(bitmap_idle_ns, [this] { return flush_members(); });
+  // A member whose flush or bitmap write failed there fails.
+  vol->members_error(wi->clear_idle(bitmap_idle_ns, [this] { return flush_members(); }).failed, -EIO);
   const int rm = vol->rebuilding_member();
   const uint64_t rcp = vol->rebuild_checkpoint();
   if (rm >= 0 && rcp > persisted_rebuild_cp && rcp < g.stripes()) {
-    // The new member's data below the checkpoint is durable before the checkpoint says so.
-    if (vol->member(uint32_t(rm))->sync_flush() == 0) {
-      std::lock_guard<std::mutex> l(mu);
-      sb.slots[rm].rebuild_checkpoint = rcp * g.strip_bytes;
-      persist_locked();
+    // The new member's data below the checkpoint is durable before the
+    // checkpoint says so; a member that cannot flush fails (its rebuild stops).
+    if (vol->member(uint32_t(rm))->sync_flush() != 0) {
+      vol->member_error(uint32_t(rm), -EIO);
+    } else {
+      persist([&] { sb.slots[rm].rebuild_checkpoint = rcp * g.strip_bytes; });
       persisted_rebuild_cp = rcp;
+      emit(GroupEvent::RebuildProgress, rm, std::to_string(rcp * 100 / g.stripes()) + "%");
     }
-    emit(GroupEvent::RebuildProgress, rm, std::to_string(rcp * 100 / g.stripes()) + "%");
   }
   const uint64_t icp = bg->init_checkpoint();
-  if (!initialized && icp > persisted_init_cp && flush_members()) {
-    std::lock_guard<std::mutex> l(mu);
-    sb.init_checkpoint = icp;
-    persist_locked();
+  if (!initialized && icp > persisted_init_cp) {
+    // Members whose flush fails are failed; the others' init writes below
+    // the checkpoint are durable before it says so.
+    vol->members_error(flush_members(), -EIO);
+    persist([&] { sb.init_checkpoint = icp; });
     persisted_init_cp = icp;
   }
   if (bg->progress(Work::Scrub).active)

@@ -57,16 +57,45 @@ struct Group::Impl {
   void rebuild_ended(int member);             // housekeeping, after a rebuild finished
 
   void emit(GroupEvent::Kind k, int member, const std::string& msg);
-  // Writes the superblock (generation + 1) to every present member and spare.
-  void persist_locked();
+
+  // What a superblock update could not do. A member that cannot take its
+  // superblock is failing: the caller fails it through the volume
+  // (after_persist, never with mu held), which persists that in turn on
+  // the others. A spare that cannot is dropped from the group at once.
+  struct Persisted {
+    uint64_t failed = 0;                                   // members whose write failed
+    std::vector<std::pair<uint32_t, std::string>> errors;  // slot, why (members and spares)
+    std::vector<std::string> dropped;                      // spares dropped: events to emit
+    std::string why(uint32_t slot) const;
+    void add(const Persisted& o);
+    std::string first_error() const { return errors.empty() ? "" : errors.front().second; }
+  };
+  // Writes the superblock (generation + 1) to every present member and
+  // spare; with mu held.
+  Persisted persist_locked();
+  // Outside mu: emits the spares dropped and fails the members that failed.
+  void after_persist(const Persisted& p);
+  void emit_dropped(const Persisted& p);
+  // For the volume's failure path (hooks.persist_failure/persist_missing):
+  // the slot's new state persisted; returns the members that could not
+  // take it, for the volume to fail next (it holds its lock meanwhile).
+  uint64_t persist_slot_state(uint32_t member, SlotState st);
+  // Takes mu, lets change() edit sb, persists, then after_persist.
+  Persisted persist(const std::function<void()>& change);
   bool present(uint32_t slot) const { return slot < drives.size() && drives[slot] && drives[slot]->type() != DriveType::Null; }
-  std::vector<Drive*> writable_members() const;  // for the bitmap
-  bool flush_members();
+  std::vector<BitmapCopy> writable_members() const;  // for the bitmap
+  // Flushes the writable members; returns those whose flush failed (the
+  // caller fails them: their writes may not be durable).
+  uint64_t flush_members();
   void housekeeping_loop();
   void housekeeping_tick(bool slow);
   bool take_spare_for(uint32_t member, std::string* err);
+  size_t spares_left() const;
   bool start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare_slot, std::string* err);
-  void wire(Group& g);  // hooks, events, background, housekeeping; the group starts running
+  // Hooks, events, background, housekeeping; the group starts running.
+  // With write_superblocks: they say so first (not clean; assemble's
+  // changes), and members that cannot take them fail (returned).
+  Persisted wire(Group& g, bool write_superblocks);
 };
 
 }  // namespace gpuraid

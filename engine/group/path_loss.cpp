@@ -17,10 +17,7 @@ void Group::Impl::wire_path_loss() {
   vol->hooks.persist_missing = [this](uint32_t m) {
     wi->set_tracking(true);  // before the member counts as failed: no skipping write goes unrecorded
     missing_deadline_ns[m] = mono_ns() + missing_timeout_ns.load();
-    std::lock_guard<std::mutex> l(mu);
-    sb.slots[m].state = SlotState::Missing;
-    sb.slots[m].rebuild_checkpoint = 0;
-    persist_locked();
+    return persist_slot_state(m, SlotState::Missing);
   };
   vol->hooks.path_lost = [this](uint32_t m, int err) {
     std::lock_guard<std::mutex> l(policy_mu);
@@ -89,6 +86,8 @@ bool Group::reinstate_member(uint32_t index, std::string* err) {
   Drive* d = v.member(index);
   const SuperblockRead r = read_superblock(*d);
   Uuid want;
+  Impl::Persisted p;
+  bool refused = false;
   {
     std::lock_guard<std::mutex> l(im.mu);
     want = im.sb.slots[index].uuid;
@@ -96,8 +95,18 @@ bool Group::reinstate_member(uint32_t index, std::string* err) {
       return *err = d->path() + " no longer carries " + who + "'s superblock" + (r.ok ? "" : " (" + r.why() + ")") +
                     ": fail the member instead", false;
     im.sb.slots[index] = Slot{want, SlotState::Rebuilding, 0};
-    im.persist_locked();
+    p = im.persist_locked();
+    if (p.failed >> index & 1) {
+      // It cannot take its superblock: still missing, and the others say so again.
+      *err = who + " cannot come back: " + p.why(index) + " (fail the member instead)";
+      refused = true;
+      im.sb.slots[index] = Slot{want, SlotState::Missing, 0};
+      p.failed &= ~(1ull << index);
+      p.add(im.persist_locked());
+    }
   }
+  im.after_persist(p);
+  if (refused) return false;
   im.resync_written0 = v.stats().rebuild_stripes_written;
   im.resync_skipped0 = v.stats().rebuild_stripes_skipped;
   im.resync_missed_regions = im.wi->missed_regions();
@@ -106,9 +115,7 @@ bool Group::reinstate_member(uint32_t index, std::string* err) {
   im.partial_rebuild = true;  // before the rebuild can issue a stripe
   if (!v.start_rebuild(index, d, 0, err)) {
     im.partial_rebuild = false;
-    std::lock_guard<std::mutex> l(im.mu);
-    im.sb.slots[index] = Slot{want, SlotState::Missing, 0};
-    im.persist_locked();
+    im.persist([&] { im.sb.slots[index] = Slot{want, SlotState::Missing, 0}; });
     return false;
   }
   im.bg->arm_rebuild(0);

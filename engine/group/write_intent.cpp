@@ -8,36 +8,38 @@
 namespace gpuraid {
 
 WriteIntent::WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
-                         std::function<std::vector<Drive*>()> writable)
+                         std::function<std::vector<BitmapCopy>()> writable)
     : regions_(regions), region_bytes_(region_bytes), strip_(strip_bytes), writable_(std::move(writable)),
       bits_((regions + 7) / 8, 0), inflight_(new std::atomic<uint32_t>[regions]()),
       dirty_(new std::atomic<uint8_t>[regions]()), last_ns_(new std::atomic<uint64_t>[regions]()),
       suspect_(new std::atomic<uint8_t>[regions]()), missed_(new std::atomic<uint8_t>[regions]()) {}
 
-bool WriteIntent::write_block(uint64_t region, std::string* err) {
+WriteIntent::BlockWrite WriteIntent::write_block(uint64_t region, std::string* why) {
   const uint64_t block = region / 8 / 4096;
-  bool ok = true;
-  for (Drive* d : writable_()) {
+  BlockWrite w;
+  for (const BitmapCopy& c : writable_()) {
     std::string e;
-    // A member that cannot take its bitmap write is failing; its own I/O
-    // errors will fail it. The write goes on while one copy lands.
-    if (!write_bitmap_block(*d, bits_.data(), bits_.size(), block, &e)) {
-      ok = false;
-      if (err) *err = e;
+    if (write_bitmap_block(*c.drive, bits_.data(), bits_.size(), block, &e)) {
+      w.landed++;
+    } else {
+      if (why && why->empty()) *why = "member " + std::to_string(c.member) + ": " + e;
+      w.failed |= 1ull << c.member;
     }
   }
-  return ok;
+  return w;
 }
 
-void WriteIntent::begin(uint64_t stripe) {
+uint64_t WriteIntent::begin(uint64_t stripe) {
   const uint64_t r = region_of_stripe(stripe);
   inflight_[r].fetch_add(1, std::memory_order_seq_cst);
-  if (dirty_[r].load(std::memory_order_seq_cst)) return;
+  if (dirty_[r].load(std::memory_order_seq_cst)) return 0;
   std::lock_guard<std::mutex> g(mu_);
-  if (dirty_[r].load()) return;
+  if (dirty_[r].load()) return 0;
   bits_[r / 8] |= uint8_t(1u << (r % 8));
-  write_block(r, nullptr);
-  dirty_[r].store(1, std::memory_order_seq_cst);
+  const BlockWrite w = write_block(r, nullptr);
+  // With no copy landed (no writable member left) the next writer tries again.
+  if (w.landed) dirty_[r].store(1, std::memory_order_seq_cst);
+  return w.failed;
 }
 
 void WriteIntent::end(uint64_t stripe) {
@@ -50,7 +52,7 @@ void WriteIntent::end(uint64_t stripe) {
   inflight_[r].fetch_sub(1, std::memory_order_seq_cst);
 }
 
-size_t WriteIntent::clear_idle(uint64_t idle_ns, const std::function<bool()>& flush) {
+WriteIntent::ClearResult WriteIntent::clear_idle(uint64_t idle_ns, const std::function<uint64_t()>& flush) {
   std::lock_guard<std::mutex> g(mu_);
   const uint64_t now = mono_ns();
   std::vector<uint64_t> cleared;
@@ -66,28 +68,32 @@ size_t WriteIntent::clear_idle(uint64_t idle_ns, const std::function<bool()>& fl
     }
     cleared.push_back(r);
   }
-  if (cleared.empty()) return 0;
-  if (!flush()) {  // not durable yet: keep the bits
+  ClearResult res;
+  if (cleared.empty()) return res;
+  if ((res.failed = flush())) {  // not durable on those members: keep the bits until they are failed
     for (uint64_t r : cleared) dirty_[r].store(1);
-    return 0;
+    return res;
   }
   for (uint64_t r : cleared) bits_[r / 8] &= uint8_t(~(1u << (r % 8)));
+  // A member whose clearing write fails may keep set bits (harmless: an
+  // extra resync) or hold a torn block; it is failing and gets failed.
   uint64_t last_block = UINT64_MAX;
   for (uint64_t r : cleared) {
     uint64_t b = r / 8 / 4096;
-    if (b != last_block) write_block(r, nullptr);
+    if (b != last_block) res.failed |= write_block(r, nullptr).failed;
     last_block = b;
   }
-  return cleared.size();
+  res.cleared = cleared.size();
+  return res;
 }
 
-bool WriteIntent::clear_all(std::string* err) {
+uint64_t WriteIntent::clear_all(std::string* why) {
   std::lock_guard<std::mutex> g(mu_);
   for (uint64_t r = 0; r < regions_; r++) dirty_[r].store(0);
   std::fill(bits_.begin(), bits_.end(), 0);
-  bool ok = true;
-  for (uint64_t b = 0; b * 4096 < bits_.size() || b == 0; b++) ok &= write_block(b * 8 * 4096, err);
-  return ok;
+  uint64_t failed = 0;
+  for (uint64_t b = 0; b * 4096 < bits_.size() || b == 0; b++) failed |= write_block(b * 8 * 4096, why).failed;
+  return failed;
 }
 
 void WriteIntent::set_suspect(const std::vector<uint8_t>& bits) {

@@ -6,6 +6,10 @@
 // Fast path (region already dirty on disk): two atomic operations, no
 // lock. Dirtying a region writes one bitmap block to every member
 // synchronously (rare: once per region until it is cleared again).
+//
+// A member whose bitmap write (or flush) fails is reported to the caller,
+// which fails it through the volume: this class never calls into the
+// volume's failure paths itself (they persist superblocks and may block).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -19,23 +23,38 @@
 
 namespace gpuraid {
 
+// A drive the bitmap goes to, and the member it is.
+struct BitmapCopy {
+  uint32_t member;
+  Drive* drive;
+};
+
 class WriteIntent {
  public:
   // writable(): the drives the bitmap goes to now (active and rebuilding members).
   WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
-              std::function<std::vector<Drive*>()> writable);
+              std::function<std::vector<BitmapCopy>()> writable);
   uint64_t regions() const { return regions_; }
   uint64_t region_of_stripe(uint64_t stripe) const { return stripe * strip_ / region_bytes_; }
   uint64_t stripes_per_region() const { return region_bytes_ / strip_; }
 
-  void begin(uint64_t stripe);
+  // Opens a write into the stripe's region (end() closes it, whatever this
+  // returned). Returns the members whose bitmap write failed: the caller
+  // fails them before writing. The region counts as dirty once one copy
+  // landed, so it is dirty on every member that is not failed.
+  uint64_t begin(uint64_t stripe);
   void end(uint64_t stripe);
+  struct ClearResult {
+    size_t cleared = 0;   // regions whose bit was cleared on disk
+    uint64_t failed = 0;  // members whose flush or bitmap write failed (to be failed)
+  };
   // Clears the bits of regions idle for at least idle_ns: flushes the
-  // members first (flush()), then writes the cleared blocks. Returns how
-  // many were cleared.
-  size_t clear_idle(uint64_t idle_ns, const std::function<bool()>& flush);
+  // members first (flush() returns those whose flush failed; then nothing
+  // is cleared this time), then writes the cleared blocks.
+  ClearResult clear_idle(uint64_t idle_ns, const std::function<uint64_t()>& flush);
   // Clean shutdown: every bit cleared (no writes may be in flight).
-  bool clear_all(std::string* err);
+  // Returns the members whose write failed (*why: the first reason).
+  uint64_t clear_all(std::string* why);
   // Regions whose parity may be stale (from the on-disk bitmap after an
   // unclean stop), until resynced.
   void set_suspect(const std::vector<uint8_t>& bits);
@@ -60,10 +79,15 @@ class WriteIntent {
   uint64_t bitmap_bytes() const { return (regions_ + 7) / 8; }
 
  private:
-  bool write_block(uint64_t region, std::string* err);
+  struct BlockWrite {
+    uint32_t landed = 0;  // copies written
+    uint64_t failed = 0;  // members whose copy failed
+  };
+  // Writes the block holding `region`'s bit to every writable member.
+  BlockWrite write_block(uint64_t region, std::string* why);
   uint64_t regions_, region_bytes_;
   uint32_t strip_;
-  std::function<std::vector<Drive*>()> writable_;
+  std::function<std::vector<BitmapCopy>()> writable_;
   std::mutex mu_;                    // serializes bitmap writes
   std::vector<uint8_t> bits_;        // the on-disk image (guarded by mu_)
   std::unique_ptr<std::atomic<uint32_t>[]> inflight_;

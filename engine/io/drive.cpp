@@ -39,6 +39,8 @@ bool parse_drive_type(const std::string& s, DriveType* out) {
 
 int Drive::sync_read(void* buf, size_t len, uint64_t off) {
   if (fd_ < 0) return -EBADF;
+  if (faults_.active())
+    if (int e = faults_.on_sync(FaultInjector::SyncKind::Read)) return e;
   if (type_ == DriveType::NvmeChar) return nvme_sync_cmd(fd_, NvmeIo::Read, nsid_, lba_shift_, max_io_, buf, len, off);
   ssize_t n = pread(fd_, buf, len, off_t(off));
   return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
@@ -46,6 +48,8 @@ int Drive::sync_read(void* buf, size_t len, uint64_t off) {
 
 int Drive::sync_write(const void* buf, size_t len, uint64_t off) {
   if (fd_ < 0) return -EBADF;
+  if (faults_.active())
+    if (int e = faults_.on_sync(FaultInjector::SyncKind::Write)) return e;
   if (type_ == DriveType::NvmeChar)
     return nvme_sync_cmd(fd_, NvmeIo::Write, nsid_, lba_shift_, max_io_, const_cast<void*>(buf), len, off);
   ssize_t n = pwrite(fd_, buf, len, off_t(off));
@@ -54,6 +58,8 @@ int Drive::sync_write(const void* buf, size_t len, uint64_t off) {
 
 int Drive::sync_flush() {
   if (fd_ < 0) return -EBADF;
+  if (faults_.active())
+    if (int e = faults_.on_sync(FaultInjector::SyncKind::Flush)) return e;
   if (type_ == DriveType::NvmeChar) return nvme_sync_cmd(fd_, NvmeIo::Flush, nsid_, lba_shift_, max_io_, nullptr, 0, 0);
   return fdatasync(fd_) == 0 ? 0 : -errno;
 }

@@ -32,4 +32,15 @@ int FaultInjector::on_complete(bool is_write, int res) {
   return res;
 }
 
+int FaultInjector::on_sync(SyncKind k) {
+  const uint32_t m = modes_now();
+  if (m & kVanished) return -ENODEV;
+  switch (k) {
+    case SyncKind::Read: return m & (kFailReads | kShortTransfer) ? -EIO : 0;
+    case SyncKind::Write: return m & (kFailWrites | kFailSyncWrites | kShortTransfer) ? -EIO : 0;
+    case SyncKind::Flush: return m & (kFailWrites | kFailSyncFlushes) ? -EIO : 0;
+  }
+  return 0;
+}
+
 }  // namespace gpuraid

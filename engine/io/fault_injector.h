@@ -2,7 +2,9 @@
 // demand: EIO on read or write, short transfers, added latency, vanishing.
 // Armed by tests and the bench; consulted by the reactor when it issues a
 // member I/O and again when it completes (so a fault armed while an I/O is
-// in flight hits it too). All fields are atomics: any thread may arm.
+// in flight hits it too), and by the drive's synchronous path (metadata:
+// superblocks, bitmap, the flushes before checkpoints; see on_sync). All
+// fields are atomics: any thread may arm.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -17,12 +19,18 @@ class FaultInjector {
     kFailWrites = 1u << 1,     // writes complete with -EIO, no I/O done
     kShortTransfer = 1u << 2,  // the I/O moves 4 KiB less than asked
     kVanished = 1u << 3,       // every I/O fails with -ENODEV
+    // The synchronous path alone (Drive::sync_write / sync_flush), so that a
+    // metadata write can fail while the member's data I/O still works.
+    kFailSyncWrites = 1u << 4,   // sync writes fail with -EIO, nothing written
+    kFailSyncFlushes = 1u << 5,  // sync flushes fail with -EIO
   };
+  enum class SyncKind { Read, Write, Flush };
   enum class Action { Issue, FailEio, FailNoDev, Shorten };
 
   void arm(uint32_t modes) { modes_.fetch_or(modes); }
   void set_latency_us(uint32_t us) { latency_us_.store(us); }
-  // Arms `modes` after `n` more member I/Os have been issued (mid-request failure).
+  // Arms `modes` after `n` more member I/Os have been issued (mid-request
+  // failure); synchronous ones count too.
   void arm_after(uint32_t n, uint32_t modes) {
     pending_modes_.store(modes);
     countdown_.store(n + 1);
@@ -41,6 +49,9 @@ class FaultInjector {
   // At completion: the result to report instead of `res` (which it returns
   // unchanged unless a fault is armed now).
   int on_complete(bool is_write, int res);
+  // A synchronous I/O (no latency added): 0 to do it, or the error to
+  // return instead (a short transfer there is -EIO, as Drive reports it).
+  int on_sync(SyncKind k);
 
  private:
   uint32_t modes_now();

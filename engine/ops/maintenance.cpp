@@ -63,12 +63,10 @@ void finish(Op* op, int result) {
 uint32_t member_of(Op* op, uint32_t role) { return role_member(op->vol->geometry(), op->stripe, role); }
 
 // Repairs write into regions that may be clean: they hold the write
-// intent like foreground writes, so a crash mid-repair is resynced.
-void begin_repair(Op* op) {
-  if (op->mkind != M::ScrubRepair || op->intent_held) return;
-  if (op->vol->hooks.write_begin) op->vol->hooks.write_begin(op->stripe);
-  op->intent_held = true;
-}
+// intent like foreground writes, so a crash mid-repair is resynced. A
+// member whose bitmap write failed is failed (and not written); false when
+// the group does not survive that.
+bool begin_repair(Op* op) { return op->mkind != M::ScrubRepair || begin_write_intent(op); }
 
 void writes_done(Op* op) {
   release_write_intent(op);
@@ -94,10 +92,12 @@ void mirror_reads_done(Op* op) {
     return ok ? maint_locked(op) : finish(op, -EIO);
   }
   const uint64_t failed = v->failed_mask_for(op->stripe);
-  begin_phase(op, writes_done);
+  // The copies to write (the rebuilt member's, or those that differ), each from its strip's first copy.
+  uint64_t targets = 0;
+  uint8_t* src_of[kMaxMembers];
   for (uint32_t i = 0; i < g.data_strips(); i++) {
     // rd[i] holds the first readable copy; rd[k + ...] the others (scrub).
-    const uint8_t* src = op->rd[i];
+    uint8_t* src = op->rd[i];
     if (!src) continue;
     for (uint32_t c = 0; c < g.copies(); c++) {
       uint32_t m = g.data_member(op->stripe, i, c);
@@ -109,12 +109,19 @@ void mirror_reads_done(Op* op) {
         target = differs && op->mkind != M::Scrub;
       }
       if (target) {
-        begin_repair(op);
-        write_role(op, m, const_cast<uint8_t*>(src));
+        targets |= 1ull << m;
+        src_of[m] = src;
       }
     }
   }
+  if (targets && !begin_repair(op)) return finish(op, -EIO);
   if (op->mres->mismatch_rows && op->mkind == M::ScrubRepair) op->mres->repaired = true;
+  if (op->mkind != M::Rebuild) targets &= ~v->failed_mask();  // failed by the write intent
+  begin_phase(op, writes_done);
+  for (uint64_t t = targets; t; t &= t - 1) {
+    const uint32_t m = uint32_t(__builtin_ctzll(t));
+    write_role(op, m, src_of[m]);
+  }
   end_issue(op);
 }
 
@@ -260,27 +267,32 @@ void parity_computed(ParityJob* job) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips(), m = g.parity;
+  const bool scrub = op->mkind == M::Scrub || op->mkind == M::ScrubRepair;
+  if (scrub && job->mismatch_rows) {
+    op->mres->mismatch_rows = job->mismatch_rows;
+    if (m >= 2) {
+      op->mres->located_role = locate_corrupt_role(op, op->nd[0]);
+      if (op->mres->located_role >= 0) op->mres->located_member = int(member_of(op, uint32_t(op->mres->located_role)));
+    }
+    if (!begin_repair(op)) return finish(op, -EIO);
+  }
+  // After the write intent: a member it failed is not written.
   const uint64_t failed = v->failed_mask_for(op->stripe);
+  auto write_unless_failed = [&](uint32_t member, uint8_t* buf) {
+    if (!(failed >> member & 1)) write_role(op, member, buf);
+  };
   begin_phase(op, writes_done);
   switch (op->mkind) {
     case M::Resync:
-      for (uint32_t r = 0; r < m; r++)
-        if (!(failed >> member_of(op, k + r) & 1)) write_role(op, member_of(op, k + r), op->nd[k + r]);
+      for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->nd[k + r]);
       break;
     case M::Rebuild: write_role(op, uint32_t(op->rebuild_member), op->nd[0]); break;
     case M::Scrub:
     case M::ScrubRepair: {
-      op->mres->mismatch_rows = job->mismatch_rows;
-      if (!job->mismatch_rows) break;
-      if (m >= 2) {
-        op->mres->located_role = locate_corrupt_role(op, op->nd[0]);
-        if (op->mres->located_role >= 0) op->mres->located_member = int(member_of(op, uint32_t(op->mres->located_role)));
-      }
-      if (op->mkind != M::ScrubRepair) break;
+      if (!job->mismatch_rows || op->mkind != M::ScrubRepair) break;
       op->mres->repaired = true;
-      begin_repair(op);
       if (op->mres->located_role >= 0) {
-        write_role(op, uint32_t(op->mres->located_member), op->nd[0]);
+        write_unless_failed(uint32_t(op->mres->located_member), op->nd[0]);
         break;
       }
       // Not located: make parity agree with the data (as md's repair does).
@@ -300,7 +312,7 @@ void parity_computed(ParityJob* job) {
         op->mres->repaired = false;
         break;
       }
-      for (uint32_t r = 0; r < m; r++) write_role(op, member_of(op, k + r), op->rd[k + r]);
+      for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->rd[k + r]);
       break;
     }
   }

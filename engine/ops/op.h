@@ -113,6 +113,11 @@ bool absorb_errors(Op* op);
 // Stripe lock: true when held now; otherwise `resume` runs once granted.
 bool lock_stripe(Op* op, void (*resume)(Op*));
 void unlock_stripe(Op* op);
+// Opens the write-intent window (hooks.write_begin) for the op's stripe,
+// outside a phase. Members whose bitmap write failed are failed like those
+// whose I/O failed; false when the group does not survive that (the op
+// fails with -EIO, after release_write_intent as always).
+bool begin_write_intent(Op* op);
 // Ends the write-intent window opened by hooks.write_begin, if any.
 void release_write_intent(Op* op);
 // Runs fn(op) on op's home reactor in its next turn (from any thread).

@@ -226,6 +226,15 @@ void unlock_stripe(Op* op) {
   }
 }
 
+bool begin_write_intent(Op* op) {
+  op->intent_held = true;
+  if (!op->vol->hooks.write_begin) return true;
+  assert(op->errored == 0);
+  if (!(op->errored = op->vol->hooks.write_begin(op->stripe))) return true;
+  op->io_err = -EIO;
+  return absorb_errors(op);
+}
+
 void release_write_intent(Op* op) {
   if (!op->intent_held) return;
   op->intent_held = false;

@@ -41,10 +41,13 @@ static void take_riders(Op* op) {
       });
 }
 
+static void fail_op(Op* op, int err);
+
 static void locked(Op* op) {
   take_riders(op);
-  if (op->vol->hooks.write_begin) op->vol->hooks.write_begin(op->stripe);
-  op->intent_held = true;
+  // The region is dirty on disk (or its member failed) before planning, so
+  // the plan leaves out a member failed here.
+  if (!begin_write_intent(op)) return fail_op(op, -EIO);
   plan_write(op);
 }
 

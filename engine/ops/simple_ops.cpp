@@ -15,13 +15,14 @@ static void done_absorbing(Op* op) {
 static void mirror_locked(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
-  const uint64_t failed = v->failed_mask_for(op->stripe);
-  if (!g.survives(failed)) {
+  // The write intent first: a member whose bitmap write failed is failed
+  // before the copies to write are chosen.
+  if (!g.survives(v->failed_mask_for(op->stripe)) || !begin_write_intent(op)) {
+    release_write_intent(op);
     unlock_stripe(op);
     return finish_op(op, -EIO);
   }
-  if (v->hooks.write_begin) v->hooks.write_begin(op->stripe);
-  op->intent_held = true;
+  const uint64_t failed = v->failed_mask_for(op->stripe);
   begin_phase(op, done_absorbing);
   for (uint32_t i = 0; i < g.data_strips(); i++) {
     const StripRange& r = op->ranges[i];
