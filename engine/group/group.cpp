@@ -83,13 +83,14 @@ static std::vector<const Drive*> raw(const std::vector<std::unique_ptr<Drive>>& 
 }
 
 // A new drive against the drives in the group's slots (members, failed ones
-// included, and spares): the drive is appended last, so it is named first.
-static bool refuse_shared(const Group::Impl& im, const Drive& d, std::string* err) {
+// included, and spares) but `replacing`: the drive is appended last, so it
+// is named first.
+static bool refuse_shared(const Group::Impl& im, const Drive& d, std::string* err, int replacing = -1) {
   std::vector<const Drive*> all;
   {
     std::lock_guard<std::mutex> l(im.mu);
     for (uint32_t s = 0; s < kMaxSlots; s++)
-      if (im.present(s)) all.push_back(im.drives[s].get());
+      if (im.present(s) && int(s) != replacing) all.push_back(im.drives[s].get());
   }
   all.push_back(&d);
   return refuse_shared(all, err);
@@ -350,8 +351,10 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
     return fail(err, "member " + std::to_string(index) + " is missing (its path may come back): fail it first to replace it");
   if (volume_->rebuilding_member() >= 0) return fail(err, "a rebuild is already running");
   if (!drive || drive->type() == DriveType::Null) return fail(err, "the replacement must be a real drive");
-  // Also the member being replaced: its drive stays open while I/O may still name it.
-  if (!refuse_shared(*impl_, *drive, err)) return false;
+  // A failed member's own drive may come back into its slot (rebuilt in full,
+  // as md's re-add): a write still in flight to it holds its stripe's lock,
+  // which the rebuild of that stripe waits for.
+  if (!refuse_shared(*impl_, *drive, err, int(index))) return false;
   std::string what;
   if (!force && drive_holds_data(*drive, &what))
     return fail(err, drive->path() + " holds " + what + ": refusing to overwrite it (force to override)");
