@@ -163,7 +163,7 @@ DriveIdentity ControlPlane::identity_of(const DriveRec& d) const {
 grpc::Status ControlPlane::refuse_registered(const DriveIdentity& id, const std::string& path) const {
   for (auto& [oid, d] : drives_) {
     const std::string why = shared_storage(id, path, identity_of(d), oid + " (" + d.r.path() + ")");
-    if (!why.empty()) return exists(why + ": one drive is one PD, and this one is already " + oid);
+    if (!why.empty()) return exists(why + ": one drive is one PD, and this one is already registered as " + oid);
   }
   return grpc::Status::OK;
 }

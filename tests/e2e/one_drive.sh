@@ -19,11 +19,11 @@ step "the same file under another name is refused, naming the PD it is"
 for pair in "$D/sym0.img=pd0" "$D//d1.img=pd1" "$D/./d2.img=pd2" "$D/hard3.img=pd3" "$D/../disks/d3.img=pd3"; do
   path=${pair%=*} pd=${pair##*=}
   expect_rc 1 gp pd add "$path"
-  [[ "$ERR" == *"is the same file as $pd ("*"already $pd"* ]] || fail "the refusal of $path does not name $pd: $ERR"
+  [[ "$ERR" == *"is the same file as $pd ("*"already registered as $pd" ]] || fail "the refusal of $path does not name $pd: $ERR"
   echo "   $ERR"
 done
 expect_rc 1 gp pd add "$D/sym0.img" --type file --id twin
-[[ "$ERR" == *"already pd0"* ]] || fail "the refusal does not name pd0: $ERR"
+[[ "$ERR" == *"already registered as pd0" ]] || fail "the refusal does not name pd0: $ERR"
 [ "$BEFORE" == "$(gp pd list --json)" ] || fail "pd list changed by refused adds"
 echo "   ok: pd list unchanged"
 
