@@ -1,8 +1,11 @@
 // Physical drives: add, list, show, remove, fail, spare/unspare.
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "daemon/control_plane.h"
+#include "daemon/created_file.h"
 #include "engine/io/nvme_char.h"
 #include "daemon/convert.h"
 #include "daemon/logging.h"
@@ -99,15 +102,24 @@ grpc::Status ControlPlane::add_drive_locked(const v1::AddDriveRequest& q, v1::Dr
   std::string path = type == DriveType::Null ? "null:" + id : q.path();
   for (auto& [oid, d] : drives_)
     if (d.r.path() == path) return exists(path + " is already registered as " + oid);
+  // The same file or device under another name (before opening: a block
+  // device held exclusively would only say "busy").
+  if (type != DriveType::Null)
+    if (auto s = refuse_registered(identify_path(path), path); !s.ok()) return s;
   // An NVMe namespace: identified, its format checked, recorded by stable id.
   v1::NvmeIdentity nvme;
   // (A passthrough drive, /dev/ngXnY, through its namespace's block device.)
   if (type == DriveType::Block || type == DriveType::NvmeChar)
     if (auto s = nvme_admit(type == DriveType::Block ? path : nvme_block_twin(path), &nvme); !s.ok()) return s;
-  // Refuse to create over a file that exists: creating means "a new drive".
-  struct stat sb;
-  if (size && type == DriveType::File && stat(path.c_str(), &sb) == 0)
-    return exists(path + " already exists: add it without a size to use it as it is");
+  // Creating means "a new drive": never over a file that exists. A file
+  // created here is removed again if the add fails from here on.
+  CreatedFile created;
+  if (size && (type == DriveType::File || type == DriveType::Mem)) {
+    const int rc = created.create(path);
+    if (rc == -EEXIST && type == DriveType::File)
+      return exists(path + " already exists: add it without a size to use it as it is");
+    if (rc != 0 && rc != -EEXIST) return precondition("cannot create " + path + ": " + strerror(-rc));
+  }
   std::string err;
   auto drive = Drive::open(DriveSpec{type, path, size, size != 0}, &err);
   if (!drive) return precondition(err);
@@ -115,7 +127,6 @@ grpc::Status ControlPlane::add_drive_locked(const v1::AddDriveRequest& q, v1::Dr
     return precondition(path + " holds " + format_size(drive->size_bytes()) + ", less than the minimum " +
                         format_size(min));
   }
-  restore.keep = true;
   DriveRec& d = drives_[id];
   d.r.set_id(id);
   d.r.set_path(path);
@@ -125,12 +136,36 @@ grpc::Status ControlPlane::add_drive_locked(const v1::AddDriveRequest& q, v1::Dr
   d.r.set_member_index(-1);
   if (!nvme.stable_id().empty()) *d.r.mutable_nvme() = nvme;
   d.drive = std::move(drive);
+  // Nothing else changed yet: a registry that cannot be saved undoes the add.
+  if (!persist(&err)) {
+    drives_.erase(id);
+    spdlog::error("cannot save the registry: {}", err);
+    return {grpc::StatusCode::INTERNAL, "the registry could not be saved (" + err + "): " + path + " was not added"};
+  }
+  restore.keep = true;
+  created.keep();
   drive_to_api(d, out);
   publish(v1::EVENT_KIND_DRIVE_ADDED,
           path + " (" + format_size(d.r.size_bytes()) +
               (nvme.stable_id().empty() ? "" : ", NVMe " + nvme.stable_id() + ", " + std::to_string(nvme.lba_bytes()) + " B blocks") + ")",
           "", "", id);
-  return persist_status();
+  return grpc::Status::OK;
+}
+
+DriveIdentity ControlPlane::identity_of(const DriveRec& d) const {
+  if (d.drive) return d.drive->identity();
+  // A null drive has no storage; a missing one's recorded path may name
+  // another device by now (an NVMe namespace is found by stable id).
+  if (d.missing || d.r.type() == v1::DRIVE_TYPE_NULL) return {};
+  return identify_path(d.r.path());
+}
+
+grpc::Status ControlPlane::refuse_registered(const DriveIdentity& id, const std::string& path) const {
+  for (auto& [oid, d] : drives_) {
+    const std::string why = shared_storage(id, path, identity_of(d), oid + " (" + d.r.path() + ")");
+    if (!why.empty()) return exists(why + ": one drive is one PD, and this one is already registered as " + oid);
+  }
+  return grpc::Status::OK;
 }
 
 grpc::Status ControlPlane::list_drives(v1::ListDrivesResponse* out) {

@@ -139,6 +139,8 @@ class ControlPlane {
 
   // control_restore.cpp
   void restore_drives(const st::Registry& reg);
+  static bool held_here(const DriveRec& d);
+  void set_aside_duplicates();
   void restore_group(GroupRec& gr);
   void restore_volume(VolRec& vr);
   void attach_group(GroupRec& gr);
@@ -148,6 +150,12 @@ class ControlPlane {
   void drive_to_api(const DriveRec& d, v1::Drive* out) const;
   std::unique_ptr<Drive> reopen(const DriveRec& d, std::string* err) const;
   grpc::Status find_drive(const std::string& id, DriveRec** out);
+  // What a registered drive is (its open drive, else its recorded path now).
+  DriveIdentity identity_of(const DriveRec& d) const;
+  // A drive being added that is a registered one under another name (the
+  // same file or device, a partition of one, a loop device over one):
+  // ALREADY_EXISTS naming the PD.
+  grpc::Status refuse_registered(const DriveIdentity& id, const std::string& path) const;
 
   // control_nvme.cpp
   // For a path being added: its NVMe identity into *out (cleared when not

@@ -16,9 +16,7 @@ void ControlPlane::restore_drives(const st::Registry& reg) {
   resolve_nvme_paths();
   for (auto& [id, d] : drives_) {
     const auto& r = d.r;
-    // Members and dedicated spares belong to their group (opened there).
-    bool held_here = r.role() == v1::DRIVE_ROLE_FREE || (r.role() == v1::DRIVE_ROLE_SPARE && r.group().empty());
-    if (!held_here || r.failed() || d.missing) continue;
+    if (!held_here(d) || r.failed() || d.missing) continue;
     std::string err;
     d.drive = reopen(d, &err);
     if (!d.drive) {
@@ -26,6 +24,38 @@ void ControlPlane::restore_drives(const st::Registry& reg) {
       d.note = err;
       spdlog::warn("drive {} ({}) is missing: {}", r.id(), r.path(), err);
     }
+  }
+  set_aside_duplicates();
+}
+
+// Members and dedicated spares belong to their group (opened there); the
+// daemon holds free drives and the global spare pool.
+bool ControlPlane::held_here(const DriveRec& d) {
+  return d.r.role() == v1::DRIVE_ROLE_FREE || (d.r.role() == v1::DRIVE_ROLE_SPARE && d.r.group().empty());
+}
+
+// One drive is one PD, but a registry written before that was checked may
+// name one file twice. A free drive or pool spare that is a group's drive
+// (or an earlier PD) under another name is not used: it shows missing,
+// saying which PD it is. Group members among themselves are refused by
+// assembly (the group stays offline, saying why).
+void ControlPlane::set_aside_duplicates() {
+  std::vector<std::pair<std::string, DriveIdentity>> kept;  // "pdN (path)", identity
+  auto label = [](const DriveRec& d) { return d.r.id() + " (" + d.r.path() + ")"; };
+  for (auto& [id, d] : drives_)
+    if (!held_here(d)) kept.emplace_back(label(d), identity_of(d));
+  for (auto& [id, d] : drives_) {
+    if (!d.drive) continue;
+    for (const auto& [other, oid] : kept) {
+      const std::string why = shared_storage(d.drive->identity(), label(d), oid, other);
+      if (why.empty()) continue;
+      d.drive.reset();
+      d.missing = true;
+      d.note = why + ": not used (one drive is one PD; remove " + id + ")";
+      spdlog::error("drive {}: {}", id, d.note);
+      break;
+    }
+    if (d.drive) kept.emplace_back(label(d), d.drive->identity());
   }
 }
 

@@ -74,6 +74,10 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
       return nullptr;
     }
   }
+  if (std::string why = shared_storage(std::vector<const Drive*>(members.begin(), members.end())); !why.empty()) {
+    *err = why + ": one drive cannot be two members";
+    return nullptr;
+  }
   std::unique_ptr<Volume> v(new Volume(engine, geo));
   v->members_.reset(new std::atomic<Drive*>[kMaxMembers]);
   v->slots_.reset(new std::atomic<uint32_t>[kMaxMembers]);

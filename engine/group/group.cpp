@@ -90,10 +90,38 @@ static bool write_first_superblocks(Group::Impl& im, std::string* err) {
   return fail(err, msg);
 }
 
+// One file or device is one drive: two drive objects over the same storage
+// in one group would make it hold one strip where the layout says two.
+static bool refuse_shared(const std::vector<const Drive*>& drives, std::string* err) {
+  const std::string why = shared_storage(drives);
+  return why.empty() || fail(err, why + ": one drive cannot be in a group twice");
+}
+
+static std::vector<const Drive*> raw(const std::vector<std::unique_ptr<Drive>>& drives) {
+  std::vector<const Drive*> v;
+  for (auto& d : drives) v.push_back(d.get());
+  return v;
+}
+
+// A new drive against the drives in the group's slots (members, failed ones
+// included, and spares) but `replacing`: the drive is appended last, so it
+// is named first.
+static bool refuse_shared(const Group::Impl& im, const Drive& d, std::string* err, int replacing = -1) {
+  std::vector<const Drive*> all;
+  {
+    std::lock_guard<std::mutex> l(im.mu);
+    for (uint32_t s = 0; s < kMaxSlots; s++)
+      if (im.present(s) && int(s) != replacing) all.push_back(im.drives[s].get());
+  }
+  all.push_back(&d);
+  return refuse_shared(all, err);
+}
+
 std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr<Drive>> members,
                                      const GroupConfig& cfg, std::string* err) {
   if (members.empty()) return fail(err, "no members given"), nullptr;
   if (cfg.name.size() > 63) return fail(err, "group name longer than 63 bytes"), nullptr;
+  if (!refuse_shared(raw(members), err)) return nullptr;
   for (auto& d : members) {
     if (d->type() == DriveType::Null)
       return fail(err, d->path() + " is a null drive: it cannot hold a group's metadata"), nullptr;
@@ -148,6 +176,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
 std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
                                        std::string* note, std::string* err, bool force) {
   if (drives.empty()) return fail(err, "no drives given"), nullptr;
+  if (!refuse_shared(raw(drives), err)) return nullptr;
   std::vector<SuperblockRead> reads;
   for (auto& d : drives) {
     reads.push_back(read_superblock(*d));
@@ -347,6 +376,10 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
     return fail(err, "member " + std::to_string(index) + " is missing (its path may come back): fail it first to replace it");
   if (volume_->rebuilding_member() >= 0) return fail(err, "a rebuild is already running");
   if (!drive || drive->type() == DriveType::Null) return fail(err, "the replacement must be a real drive");
+  // A failed member's own drive may come back into its slot (rebuilt in full,
+  // as md's re-add): a write still in flight to it holds its stripe's lock,
+  // which the rebuild of that stripe waits for.
+  if (!refuse_shared(*impl_, *drive, err, int(index))) return false;
   std::string what;
   if (!force && drive_holds_data(*drive, &what))
     return fail(err, drive->path() + " holds " + what + ": refusing to overwrite it (force to override)");
@@ -356,6 +389,7 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
 bool Group::add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err) {
   Impl& im = *impl_;
   if (!drive || drive->type() == DriveType::Null) return fail(err, "a spare must be a real drive");
+  if (!refuse_shared(im, *drive, err)) return false;
   const Geometry& g = volume_->geometry();
   if (drive->size_bytes() < kMetadataBytes + g.member_data_bytes)
     return fail(err, drive->path() + " is too small to be a spare: needs " + std::to_string(kMetadataBytes + g.member_data_bytes) + " bytes");

@@ -104,6 +104,7 @@ std::unique_ptr<Drive> Drive::open_nvme_char(std::unique_ptr<Drive> d, std::stri
   d->max_io_ = info.max_io_bytes;
   d->nsid_ = info.nsid;
   d->lba_shift_ = info.lba_shift;
+  d->identity_ = identify_fd(d->fd_);
   return d;
 }
 
@@ -147,6 +148,7 @@ std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
     *err = errno_msg("cannot stat", d->path_);
     return nullptr;
   }
+  d->identity_ = identify_fd(d->fd_);
   if (S_ISBLK(st.st_mode)) {
     if (spec.type != DriveType::Block) {
       *err = d->path_ + " is a block device: add it as drive type block";
@@ -178,6 +180,15 @@ std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
   }
   d->size_ = uint64_t(st.st_size);
   return d;
+}
+
+std::string shared_storage(const std::vector<const Drive*>& drives) {
+  for (size_t i = 0; i < drives.size(); i++)
+    for (size_t j = i + 1; j < drives.size(); j++) {
+      std::string why = shared_storage(drives[j]->identity(), drives[j]->path(), drives[i]->identity(), drives[i]->path());
+      if (!why.empty()) return why;
+    }
+  return "";
 }
 
 }  // namespace gpuraid

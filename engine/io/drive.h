@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "engine/io/drive_identity.h"
 #include "engine/io/fault_injector.h"
 
 namespace gpuraid {
@@ -40,6 +42,8 @@ class Drive {
   // nvme-char: the namespace id and log2 of its LBA size.
   uint32_t nsid() const { return nsid_; }
   uint32_t lba_shift() const { return lba_shift_; }
+  // What file or device it is, whatever path named it (see drive_identity.h).
+  const DriveIdentity& identity() const { return identity_; }
   // Synchronous I/O off the data path (metadata, probes): pread/pwrite/
   // fdatasync, or NVMe commands by ioctl on an nvme-char drive. Return 0 or
   // -errno (a short transfer or an NVMe status is -EIO).
@@ -59,7 +63,13 @@ class Drive {
   uint32_t max_io_ = 1u << 20;
   uint32_t nsid_ = 0, lba_shift_ = 9;
   bool unlink_on_close_ = false;
+  DriveIdentity identity_;
   FaultInjector faults_;
 };
+
+// Why two of these drives are one storage (the same file or device by two
+// paths, a partition of another's disk, a loop device over another's
+// file), naming both by path; "" when none is. Null drives share nothing.
+std::string shared_storage(const std::vector<const Drive*>& drives);
 
 }  // namespace gpuraid

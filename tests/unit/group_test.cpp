@@ -135,6 +135,82 @@ TEST(GroupMetadata, RefusalsChangeNothingOnDisk) {
   EXPECT_TRUE(rig.create(forced, 0, 4, &err)) << err;
 }
 
+namespace {
+// Other names of one file: a symlink, a hard link, `dir//name`, `dir/./name`
+// and a relative `./name` (the test runs in the rig's directory for it).
+std::vector<std::string> other_names(GroupRig& rig, uint32_t i) {
+  const std::string d = rig.dir(), n = "d" + std::to_string(i);
+  EXPECT_EQ(0, symlink(rig.path(i).c_str(), (d + "/sym-" + n).c_str()));
+  EXPECT_EQ(0, link(rig.path(i).c_str(), (d + "/hard-" + n).c_str()));
+  return {d + "/sym-" + n, d + "/hard-" + n, d + "//" + n, d + "/./" + n, "./" + n};
+}
+
+struct InDir {
+  explicit InDir(const std::string& d) : old(get_current_dir_name()) { EXPECT_EQ(0, chdir(d.c_str())); }
+  ~InDir() {
+    EXPECT_EQ(0, chdir(old));
+    free(old);
+  }
+  char* old;
+};
+}  // namespace
+
+TEST(GroupMetadata, OneDriveUnderTwoNamesIsRefused) {
+  GroupRig rig(5);
+  InDir here(rig.dir());
+  const auto names0 = other_names(rig, 0), names1 = other_names(rig, 1), names4 = other_names(rig, 4);
+  std::string err;
+  const std::vector<uint8_t> blank(8192, 0);
+  // create: the same file twice among the members; nothing is written.
+  for (const auto& alias : names0) {
+    std::vector<std::unique_ptr<Drive>> m;
+    m.push_back(rig.open(0));
+    m.push_back(rig.open(1));
+    m.push_back(rig.open_path(alias));
+    EXPECT_FALSE(Group::create(rig.engine(), std::move(m), config(Level::R5), &err)) << alias;
+    EXPECT_NE(err.find(alias + " is the same file as " + rig.path(0)), std::string::npos) << err;
+    EXPECT_EQ(rig.raw_read(0, 0, 8192), blank) << alias;
+  }
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  // replace_member: by another member under another name is refused; the
+  // failed member's own file (here through a symlink) may come back.
+  ASSERT_TRUE(g->fail_member(1, &err)) << err;
+  for (const auto& alias : names0) {
+    EXPECT_FALSE(g->replace_member(1, rig.open_path(alias), true, &err)) << alias;
+    EXPECT_NE(err.find(alias + " is the same file as " + rig.path(0)), std::string::npos) << err;
+  }
+  EXPECT_EQ(g->state(), GroupState::Degraded);
+  ASSERT_TRUE(g->replace_member(1, rig.open_path(names1[0]), true, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return !g->rebuild_progress().running; }));
+  // add_spare: a member, or the spare, under another name.
+  ASSERT_TRUE(g->add_spare(rig.open(4), false, &err)) << err;
+  for (const auto* names : {&names0, &names4})
+    for (const auto& alias : *names) {
+      EXPECT_FALSE(g->add_spare(rig.open_path(alias), true, &err)) << alias;
+      EXPECT_NE(err.find(alias + " is the same file as"), std::string::npos) << err;
+    }
+  EXPECT_EQ(g->spare_count(), 1u);
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  // assemble: a member given twice (a copy of its superblock would say
+  // "same member id"; this says what it is).
+  for (const auto& alias : names0) {
+    std::vector<std::unique_ptr<Drive>> d;
+    for (uint32_t i : {0u, 1u, 2u, 3u}) d.push_back(rig.open(i));
+    d.push_back(rig.open_path(alias));
+    EXPECT_FALSE(rig.assemble(std::move(d), nullptr, &err)) << alias;
+    EXPECT_NE(err.find(alias + " is the same file as " + rig.path(0)), std::string::npos) << err;
+  }
+  std::vector<std::unique_ptr<Drive>> d;
+  for (uint32_t i : {0u, 1u, 2u, 3u, 4u}) d.push_back(rig.open(i));
+  g = rig.assemble(std::move(d), nullptr, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(g->state(), GroupState::Optimal);
+  EXPECT_EQ(g->spare_count(), 1u);
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 TEST(GroupMetadata, RefusesDrivesHoldingFilesystems) {
   GroupRig rig(3, 32u << 20);
   std::string cmd = "mkfs.ext4 -q -F '" + rig.path(1) + "' >/dev/null 2>&1";
