@@ -229,7 +229,7 @@ void unlock_stripe(Op* op) {
 bool begin_write_intent(Op* op) {
   op->intent_held = true;
   if (!op->vol->hooks.write_begin) return true;
-  assert(op->errored == 0);
+  GPR_ASSERT(op->errored == 0, "op %p takes the write intent with member errors not yet absorbed", (void*)op);
   if (!(op->errored = op->vol->hooks.write_begin(op->stripe))) return true;
   op->io_err = -EIO;
   return absorb_errors(op);
