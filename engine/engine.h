@@ -20,6 +20,10 @@ struct EngineConfig {
   uint32_t max_drives = 256;        // fixed-file slots per ring
   // SQE128|CQE32 rings, so that nvme-char members (NVMe passthrough) can be attached.
   bool nvme_passthru = false;
+  // Deterministic tests: every reactor in lockstep (Reactor::set_lockstep).
+  // Needs a parity backend that completes inside submit() (the CPU ones);
+  // a group's housekeeping thread and idle timers stay outside it.
+  bool lockstep = false;
   // Makes each reactor's parity backend; default: ISA-L on the CPU.
   std::function<std::unique_ptr<ParityBackend>()> parity_factory;
 };

@@ -35,6 +35,7 @@ TestArray::TestArray(const ArrayOptions& o) {
   ec.reactors = o.reactors;
   ec.arena_bytes = o.arena_bytes;
   ec.parity_factory = o.parity_factory;
+  ec.lockstep = o.lockstep;
   engine_ = Engine::create(ec, &err);
   if (!engine_) throw std::runtime_error("engine: " + err);
   if (o.drive_type == DriveType::File) {

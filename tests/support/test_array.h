@@ -21,6 +21,7 @@ struct ArrayOptions {
   uint32_t reactors = 1;
   size_t arena_bytes = 32u << 20;
   std::function<std::unique_ptr<ParityBackend>()> parity_factory;
+  bool lockstep = false;        // EngineConfig::lockstep: deterministic runs
 };
 
 class TestArray {
