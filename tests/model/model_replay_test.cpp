@@ -5,7 +5,8 @@
 // - a deliberately broken read (the canary) fails the run, and the one
 //   replay line it prints, executed as printed, fails the same episode at
 //   the same op with the same message;
-// - a threaded run's replay line says it may not reproduce exactly.
+// - a threaded run's replay line says it may not reproduce exactly;
+// - the line names the program by the path it ran from, quoted for a shell.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +152,22 @@ TEST_F(ModelReplay, ThreadedReplayLineSaysItMayNotReproduceExactly) {
   ASSERT_EQ(1, b.status) << b.out;
   EXPECT_EQ(lines_after(a.out, "episode "), lines_after(b.out, "episode "));
   ASSERT_EQ(1u, lines_after(b.out, "MODEL FAILURE: read mismatch").size()) << b.out;
+}
+
+TEST_F(ModelReplay, ReplayLineNamesTheProgramItRanAsAndQuotesIt) {
+  // A copy of model_test in a folder whose name needs quoting in a shell,
+  // run from elsewhere: the line names the copy, quoted, by its full path.
+  const std::string quoted_dir = "'" + dir_ + "/it'\\''s a dir'";
+  const std::string quoted_copy = "'" + dir_ + "/it'\\''s a dir/model_test'";
+  ASSERT_EQ(0, sh("mkdir " + quoted_dir + " && cp " + model_test() + " " + quoted_dir).status);
+  Result a = sh("cd / && " + quoted_copy + " --deterministic --seed 3 --episode 0 --ops 30000 --canary-read 100");
+  ASSERT_EQ(1, a.status) << a.out;
+  auto replay = lines_after(a.out, "replay: ");
+  ASSERT_EQ(1u, replay.size()) << a.out;
+  EXPECT_EQ(quoted_copy + " --seed 3 --episode 0 --ops 30000 --parity cpu --deterministic --canary-read 100", replay[0]);
+  Result b = sh(replay[0]);
+  ASSERT_EQ(1, b.status) << b.out;
+  EXPECT_EQ(lines_after(a.out, "MODEL FAILURE: "), lines_after(b.out, "MODEL FAILURE: "));
 }
 
 TEST_F(ModelReplay, DeterministicRefusesTimerDrivenParity) {
