@@ -21,6 +21,7 @@ std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err
       }
       e->reactors_.push_back(std::make_unique<Reactor>(i, cfg.arena_bytes, std::move(parity),
                                                        cfg.ring_entries, cfg.max_drives, cfg.nvme_passthru));
+      e->reactors_.back()->set_lockstep(cfg.lockstep);
     }
     // Every ring registers every arena, so a buffer from any reactor's pool
     // is a fixed buffer wherever its I/O is issued.

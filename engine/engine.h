@@ -23,6 +23,10 @@ struct EngineConfig {
   // Ops per volume per reactor: a request that finds them all in use waits
   // for some to come back (see engine/ops/op_pool.h).
   uint32_t ops_per_reactor = 1024;
+  // Deterministic tests: every reactor in lockstep (Reactor::set_lockstep).
+  // Needs a parity backend that completes inside submit() (the CPU ones);
+  // a group's housekeeping thread and idle timers stay outside it.
+  bool lockstep = false;
   // Makes each reactor's parity backend; default: ISA-L on the CPU.
   std::function<std::unique_ptr<ParityBackend>()> parity_factory;
 };

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -102,6 +103,7 @@ void Reactor::submit(MemberIo* io) {
   assert_owner("submit");
   FaultInjector& f = io->drive->faults();
   io->short_by = 0;
+  io->seq = next_seq_++;
   if (f.active()) {
     int fail = 0;
     switch (f.on_issue(io->kind == MemberIo::Write)) {
@@ -124,7 +126,7 @@ void Reactor::submit(MemberIo* io) {
       delayed_ = io;
       return;
     }
-    if (uint32_t us = f.latency_us()) io->due_ns = mono_ns() + uint64_t(us) * 1000;
+    if (uint32_t us = f.latency_us()) io->due_ns = now_ns() + uint64_t(us) * 1000;
   }
   in_flight_++;
   if (!prep(io)) unsubmitted_.push_back(io);
@@ -169,6 +171,7 @@ bool Reactor::prep(MemberIo* io) {
   }
   io_uring_sqe_set_data(sqe, io);
   pending_sqes_++;
+  ring_member_ios_++;
   return true;
 }
 
@@ -231,7 +234,7 @@ void Reactor::complete(MemberIo* io, int res) {
     bump(dc.bytes_written, io->len);
   }
   io->res = res;
-  if (io->due_ns && mono_ns() < io->due_ns) {
+  if (io->due_ns && now_ns() < io->due_ns) {
     io->next = delayed_;
     delayed_ = io;
     return;
@@ -358,7 +361,7 @@ bool Reactor::run_deferred() {
 
 bool Reactor::run_delayed() {
   if (!delayed_) return false;
-  uint64_t now = mono_ns();
+  uint64_t now = now_ns();
   MemberIo* keep = nullptr;
   MemberIo* ready = nullptr;
   for (MemberIo* io = delayed_; io;) {
@@ -431,17 +434,33 @@ bool Reactor::poll(bool block, int timeout_ms) {
     if (!prep(io)) break;
     unsubmitted_.pop_back();
   }
-  arm_eventfd();
-  const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && parity_->in_flight() == 0;
-  if (can_sleep) {
-    __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000ll};
-    io_uring_cqe* cqe = nullptr;
-    io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
-    pending_sqes_ = 0;
-  } else if (pending_sqes_) {
-    io_uring_submit(&ring_);
-    pending_sqes_ = 0;
+  if (lockstep_) {
+    work |= reap_lockstep();
+  } else {
+    arm_eventfd();
+    const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && parity_->in_flight() == 0;
+    if (can_sleep) {
+      __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000ll};
+      io_uring_cqe* cqe = nullptr;
+      io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+      pending_sqes_ = 0;
+    } else if (pending_sqes_) {
+      io_uring_submit(&ring_);
+      pending_sqes_ = 0;
+    }
+    if (reap_cq(false)) work = true;
   }
+  work |= drain_inbox();
+  work |= run_delayed();
+  if (parity_->poll()) work = true;
+  return work;
+}
+
+uint64_t Reactor::now_ns() const { return lockstep_ ? clock_ns_ : mono_ns(); }
+
+// Takes every CQE there is: frontend completions run at once; member I/O
+// completes at once, or with `hold` is kept in reaped_ for the caller.
+unsigned Reactor::reap_cq(bool hold) {
   io_uring_cqe* cqe;
   unsigned head, seen = 0;
   io_uring_for_each_cqe(&ring_, head, cqe) {
@@ -457,15 +476,37 @@ bool Reactor::poll(bool block, int timeout_ms) {
       continue;
     }
     auto* io = static_cast<MemberIo*>(io_uring_cqe_get_data(cqe));
-    complete(io, cqe->res);
+    ring_member_ios_--;
+    if (hold) {
+      io->res = cqe->res;
+      reaped_.push_back(io);
+    } else {
+      complete(io, cqe->res);
+    }
   }
-  if (seen) {
-    io_uring_cq_advance(&ring_, seen);
-    work = true;
+  if (seen) io_uring_cq_advance(&ring_, seen);
+  return seen;
+}
+
+// A lockstep turn's ring stage: advances the logical clock, waits until
+// every member I/O in the ring has completed, then completes them in issue
+// order, so that neither the kernel's completion order nor how many
+// completions one turn happens to see can change what runs next.
+bool Reactor::reap_lockstep() {
+  clock_ns_ += kLockstepTurnNs;
+  reaped_.clear();
+  bool work = false;
+  while (ring_member_ios_ > 0 || pending_sqes_) {
+    // Frontend completions may prepare more member I/O: submitted here and
+    // awaited like the rest.
+    int r = io_uring_submit_and_wait(&ring_, ring_member_ios_ > 0 ? 1 : 0);
+    pending_sqes_ = 0;
+    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+      throw std::runtime_error(std::string("io_uring_submit_and_wait: ") + strerror(-r));
+    if (reap_cq(true)) work = true;
   }
-  work |= drain_inbox();
-  work |= run_delayed();
-  if (parity_->poll()) work = true;
+  std::sort(reaped_.begin(), reaped_.end(), [](const MemberIo* a, const MemberIo* b) { return a->seq < b->seq; });
+  for (MemberIo* io : reaped_) complete(io, io->res);
   return work;
 }
 

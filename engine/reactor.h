@@ -37,6 +37,7 @@ struct MemberIo {
   void (*done)(MemberIo*) = nullptr;
   void* ctx = nullptr;
   uint64_t due_ns = 0;          // injected latency: report no earlier than this
+  uint64_t seq = 0;             // issue order on its reactor (lockstep completes in this order)
   uint32_t short_by = 0;        // injected short transfer: bytes not moved
   MemberIo* next = nullptr;     // free list / delayed list
 };
@@ -102,6 +103,17 @@ class Reactor {
   bool poll(bool block = false, int timeout_ms = 100);
   uint64_t in_flight() const { return in_flight_; }
 
+  // Lockstep, for deterministic tests (EngineConfig::lockstep): each poll()
+  // waits for every member I/O it has in the ring and completes them in the
+  // order they were issued, never sleeps and arms no eventfd, and injected
+  // latency runs on a logical clock (kLockstepTurnNs per turn) instead of
+  // the wall clock. With one thread polling every reactor in a fixed order,
+  // a run is then a function of what it is given: no completion race is left.
+  // Frontend completions (sqe_for) are still run in the order they arrive.
+  static constexpr uint64_t kLockstepTurnNs = 10000;
+  void set_lockstep(bool on) { lockstep_ = on; }
+  bool lockstep() const { return lockstep_; }
+
   // Any thread. A task must not be queued already (checked: a task queued
   // twice is a bug that would run it twice).
   void post(Task* t);
@@ -129,6 +141,9 @@ class Reactor {
   bool drain_inbox();
   bool run_deferred();
   bool run_delayed();
+  unsigned reap_cq(bool hold);
+  bool reap_lockstep();
+  uint64_t now_ns() const;
   int buffer_index(const void* p, uint32_t len) const;
 
   uint32_t id_;
@@ -149,7 +164,12 @@ class Reactor {
   MemberIo* delayed_ = nullptr;       // completions held back by injected latency
   std::vector<MemberIo*> unsubmitted_;  // SQ was full
   uint64_t in_flight_ = 0;
+  uint64_t ring_member_ios_ = 0;      // member I/Os prepared into the ring, not yet reaped
+  uint64_t next_seq_ = 0;
   uint32_t pending_sqes_ = 0;
+  bool lockstep_ = false;
+  uint64_t clock_ns_ = 0;             // lockstep: the logical clock
+  std::vector<MemberIo*> reaped_;     // lockstep: this turn's member completions
   ReactorStats stats_;
   std::unique_ptr<DriveCounters[]> per_slot_;
 };

@@ -8,6 +8,9 @@
 // either its old or its new content; a scrub finds no parity mismatch.
 //
 //   crash_test [--kills N] [--seed S]
+//
+// A failure prints the command line that reruns it: the same write patterns
+// and kill delays, but the kills land at wall-clock moments, so not exactly.
 #include <getopt.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,6 +25,7 @@
 
 #include "engine/group/group.h"
 #include "tests/support/group_rig.h"
+#include "tests/support/replay_line.h"
 
 using namespace gpuraid;
 using namespace gpuraid::test;
@@ -231,6 +235,11 @@ int main(int argc, char** argv) {
            note.empty() ? "" : " | ", note.c_str());
   }
   printf("crash test: %d kills, seed %llu\n", kills, (unsigned long long)seed);
+  if (failures)
+    fprintf(stderr,
+            "  replay: %s\n  (not exactly replayable: the same seed gives the same write patterns and kill delays, but\n"
+            "   how far the child got when a delay ends depends on timing, so the replay may kill it elsewhere)\n",
+            replay_command(argv[0], {"--kills", std::to_string(kills), "--seed", std::to_string(seed)}).c_str());
   printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
   return failures ? 1 : 0;
 }

@@ -36,6 +36,7 @@ TestArray::TestArray(const ArrayOptions& o) {
   ec.arena_bytes = o.arena_bytes;
   ec.parity_factory = o.parity_factory;
   ec.ops_per_reactor = o.ops_per_reactor;
+  ec.lockstep = o.lockstep;
   engine_ = Engine::create(ec, &err);
   if (!engine_) throw std::runtime_error("engine: " + err);
   if (o.drive_type == DriveType::File) {

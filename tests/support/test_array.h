@@ -22,6 +22,7 @@ struct ArrayOptions {
   size_t arena_bytes = 32u << 20;
   std::function<std::unique_ptr<ParityBackend>()> parity_factory;
   uint32_t ops_per_reactor = 1024;
+  bool lockstep = false;        // EngineConfig::lockstep: deterministic runs
 };
 
 class TestArray {
