@@ -325,7 +325,7 @@ uint64_t Group::generation() const {
 
 GroupState Group::state() const {
   if (volume_->failed()) return GroupState::Failed;
-  if (volume_->rebuilding_member() >= 0) return GroupState::Rebuilding;
+  if (volume_->rebuilding_member() >= 0 || impl_->rebuild_finished.load()) return GroupState::Rebuilding;
   if (volume_->failed_mask()) return GroupState::Degraded;
   return GroupState::Optimal;
 }
@@ -441,7 +441,8 @@ void Group::set_scrub_rate(uint64_t b) { impl_->bg->set_rate(Work::Scrub, b); }
 static Progress progress_of(const Group::Impl& im, Work w) {
   const WorkProgress& p = im.bg->progress(w);
   Progress r;
-  r.running = p.active;
+  // A finished rebuild runs until the housekeeper has made its member active on disk.
+  r.running = p.active || (w == Work::Rebuild && im.rebuild_finished.load());
   r.paused = p.paused;
   const uint64_t strip = im.vol->geometry().strip_bytes;
   r.total_bytes = p.total_stripes * strip;

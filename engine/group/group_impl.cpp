@@ -280,7 +280,10 @@ void Group::Impl::housekeeping_tick(bool slow) {
   }
   if (int e = rebuild_failed_err.exchange(0))
     emit(GroupEvent::RebuildFinished, rebuild_slot, std::string("rebuild stopped: ") + strerror(-e));
-  if (rebuild_finished.exchange(false)) {
+  // The flag stays up until the member is active on disk: until then the
+  // rebuild still reads as running (progress_of), so nobody sees a finished
+  // rebuild whose member the superblocks still call rebuilding.
+  if (rebuild_finished.load()) {
     const int m = rebuild_slot.exchange(-1);
     std::string msg = "member " + std::to_string(m) + " rebuilt";
     if (m >= 0) {
@@ -298,6 +301,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
       }
     }
     rebuild_ended(m);
+    rebuild_finished = false;
     emit(GroupEvent::RebuildFinished, m, msg);
   }
   fail_overdue_missing();
