@@ -179,6 +179,8 @@ int main(int argc, char** argv) {
   RawTarget rawt(*vol, uint32_t(bs));
   std::vector<RunResult> raws, raids;
   try {
+    if (o.raw || o.compare) warm_up(*engine, rawt, w, o, o.seed);
+    if (!o.raw) warm_up(*engine, raid, w, o, o.seed);
     for (uint32_t run = 0; run < o.runs; run++) {
       if (o.raw || o.compare) raws.push_back(run_once(*engine, rawt, w, o, o.seed + run));
       if (!o.raw) raids.push_back(run_once(*engine, raid, w, o, o.seed + run));

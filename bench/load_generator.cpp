@@ -13,7 +13,7 @@ uint64_t now_ns() { return mono_ns(); }
 
 LoadGenerator::LoadGenerator(Target& t, Reactor& r, const Workload& w, uint32_t thread, uint32_t threads,
                              uint64_t seed)
-    : t_(t), r_(r), w_(w), rng_(seed * 1000003 + thread), slots_(w.iodepth) {
+    : t_(t), r_(r), w_(w), rng_(seed * 1000003 + thread), slots_(w.iodepth), arena_mark_(r.pool().reserved_mark()) {
   // Sequential streams: each thread walks its own share of the target.
   const uint64_t pieces = t.size() / w.bs;
   region_len_ = std::max<uint64_t>(1, pieces / threads) * w.bs;
@@ -22,7 +22,10 @@ LoadGenerator::LoadGenerator(Target& t, Reactor& r, const Workload& w, uint32_t 
   for (auto& s : slots_) {
     s.gen = this;
     s.buf = r.pool().reserve(w.bs);  // request buffers live in the registered arena
-    if (!s.buf) throw std::runtime_error("the reactor's buffer arena is too small for iodepth x bs");
+    if (!s.buf) {
+      r.pool().release_reserved(arena_mark_);
+      throw std::runtime_error("the reactor's buffer arena is too small for iodepth x bs");
+    }
     for (uint32_t i = 0; i < w.bs; i += 8) {
       uint64_t v = rng_();
       memcpy(s.buf + i, &v, 8);
@@ -31,7 +34,12 @@ LoadGenerator::LoadGenerator(Target& t, Reactor& r, const Workload& w, uint32_t 
     s.req.ctx = &s;
     s.req.done = on_done;
   }
+  idle_.reserve(slots_.size());
+  done_.reserve(slots_.size());
+  turn_.reserve(slots_.size());
 }
+
+LoadGenerator::~LoadGenerator() { r_.pool().release_reserved(arena_mark_); }
 
 uint64_t LoadGenerator::next_offset(bool* is_write) {
   switch (w_.rw) {
@@ -49,15 +57,14 @@ uint64_t LoadGenerator::next_offset(bool* is_write) {
 }
 
 // A rate cap spaces issues evenly: the n-th I/O waits for n / rate seconds.
-bool LoadGenerator::may_issue() {
+bool LoadGenerator::may_issue(uint64_t now) {
   if (!w_.rate_iops) return true;
-  const uint64_t t = now_ns();
-  if (!first_ns_) first_ns_ = t;
-  return double(issued_) <= double(t - first_ns_) * 1e-9 * double(w_.rate_iops);
+  if (!first_ns_) first_ns_ = now;
+  return double(issued_) <= double(now - first_ns_) * 1e-9 * double(w_.rate_iops);
 }
 
-void LoadGenerator::issue(Slot& s) {
-  if (!may_issue()) {
+void LoadGenerator::issue(Slot& s, uint64_t now) {
+  if (!may_issue(now)) {
     idle_.push_back(&s);
     return;
   }
@@ -66,37 +73,53 @@ void LoadGenerator::issue(Slot& s) {
   s.req.offset = next_offset(&wr);
   s.req.op = wr ? IoRequest::Write : IoRequest::Read;
   s.req.length = w_.bs;
-  s.t0 = now_ns();
+  s.t0 = now;
   if (t_.submit(r_, &s.req) != 0) throw std::runtime_error("the target refused a request");
   in_flight_++;
 }
 
 void LoadGenerator::on_done(IoRequest* r) {
   Slot& s = *static_cast<Slot*>(r->ctx);
-  LoadGenerator* g = s.gen;
-  g->in_flight_--;
-  const uint64_t t1 = now_ns();
-  if (t1 >= g->clock_->start_ns.load(std::memory_order_relaxed) && t1 < g->clock_->end_ns.load(std::memory_order_relaxed)) {
-    if (r->result < 0) g->res_.errors++;
-    g->res_.ops++;
-    g->res_.bytes += r->length;
-    g->res_.lat.add(t1 - s.t0);
+  s.gen->in_flight_--;
+  s.gen->done_.push_back(&s);
+}
+
+void LoadGenerator::account(uint64_t now) {
+  const uint64_t start = clock_->start_ns.load(std::memory_order_relaxed);
+  const uint64_t end = clock_->end_ns.load(std::memory_order_relaxed);
+  if (now >= end) stopping_ = true;
+  const bool counted = now >= start && now < end;
+  turn_.swap(done_);  // an issue below may complete at once and note itself in done_
+  for (Slot* s : turn_) {
+    if (counted) {
+      if (s->req.result < 0) res_.errors++;
+      res_.ops++;
+      res_.bytes += s->req.length;
+      res_.lat.add(now - s->t0);
+    }
+    if (!stopping_) issue(*s, now);
   }
-  if (t1 >= g->clock_->end_ns.load(std::memory_order_relaxed)) g->stopping_ = true;
-  if (!g->stopping_) g->issue(s);
+  turn_.clear();
 }
 
 void LoadGenerator::run(const RunClock& clock) {
   clock_ = &clock;
-  for (auto& s : slots_) issue(s);
-  while (in_flight_ > 0 || (!idle_.empty() && !stopping_)) {
+  uint64_t now = now_ns();
+  for (auto& s : slots_) issue(s, now);
+  // With nothing completing, the clock is still read now and then, so the
+  // end of the window is seen (and a rate cap's next slot).
+  uint32_t quiet_turns = 0;
+  while (in_flight_ > 0 || !done_.empty() || (!idle_.empty() && !stopping_)) {
     r_.poll(false);  // busy-poll, as SPDK's bdevperf does
-    if (!idle_.empty() && !stopping_ && may_issue()) {
+    if (done_.empty() && idle_.empty() && ++quiet_turns < 64) continue;
+    quiet_turns = 0;
+    now = now_ns();
+    account(now);
+    if (!idle_.empty() && !stopping_ && may_issue(now)) {
       Slot* s = idle_.back();
       idle_.pop_back();
-      issue(*s);
+      issue(*s, now);
     }
-    if (now_ns() >= clock.end_ns.load(std::memory_order_relaxed)) stopping_ = true;
   }
 }
 

@@ -52,6 +52,13 @@ RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, ui
   return r;
 }
 
+void warm_up(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed) {
+  Options q = o;
+  q.runtime = std::max(0.5, o.warmup >= 0 ? o.warmup : std::min(2.0, o.runtime * 0.2));
+  q.warmup = 0;
+  run_once(e, t, w, q, seed);
+}
+
 // Writes the whole volume once (full stripes), so reads see real data and
 // parity is consistent before anything is measured.
 void fill(Engine& e, Volume& v) {

@@ -73,4 +73,9 @@ uint8_t* BufferPool::reserve(size_t bytes) {
   return base_ + top_;
 }
 
+void BufferPool::release_reserved(size_t mark) {
+  GPR_ASSERT(mark >= top_ && mark <= size_, "reserved space released to %zu (top %zu, arena %zu)", mark, top_, size_);
+  top_ = mark;
+}
+
 }  // namespace gpuraid

@@ -27,8 +27,12 @@ class BufferPool {
   // used up (the caller waits for frees and retries).
   uint8_t* get(uint32_t bytes);
   void put(uint8_t* p, uint32_t bytes);
-  // Permanent allocation from the top of the arena (bench/frontend request buffers).
+  // Long-lived allocation from the top of the arena (bench/test request
+  // buffers). Reserved space is a stack: take reserved_mark() first, and
+  // release_reserved(mark) gives back everything reserved since.
   uint8_t* reserve(size_t bytes);
+  size_t reserved_mark() const { return top_; }
+  void release_reserved(size_t mark);
   size_t outstanding() const { return outstanding_; }
 
  private:
