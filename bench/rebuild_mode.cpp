@@ -100,15 +100,27 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
     fprintf(stderr, "gpuraid-bench: %s\n", err.c_str());
     return 2;
   }
-  // Rebuild progress over exactly the measured window.
+  // Rebuild progress over exactly the measured window, which ends early when
+  // the rebuild does: the rate is then a rebuild's under load over all of the
+  // window, never diluted by idle time after it finished.
   uint64_t before = 0, after = 0;
-  bool running_at_end = false;
+  bool running_at_start = false, running_at_end = false;
   RunResult loaded_fg = run_once(
-      e, raid, w, o, o.seed + 1, [&] { before = g->rebuild_progress().done_bytes; },
+      e, raid, w, o, o.seed + 1,
+      [&] {
+        before = g->rebuild_progress().done_bytes;
+        running_at_start = g->rebuild_progress().running;
+      },
       [&] {
         after = g->rebuild_progress().done_bytes;
         running_at_end = g->rebuild_progress().running;
-      });
+      },
+      [&] { return !g->rebuild_progress().running; });
+  if (!running_at_start) {
+    fprintf(stderr, "gpuraid-bench: the rebuild ended during the warm-up, before the measured window: "
+                    "use larger drives (--drive-size) or a shorter --warmup\n");
+    return 2;
+  }
   const double loaded_mbps = double(after - before) / loaded_fg.seconds / 1e6;
   g->set_rebuild_rate(0);  // the cap is for the loaded window; the idle rebuild runs free
   double secs = 0;
@@ -131,6 +143,7 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   out["rebuild_idle"] = {{"mbps", idle_mbps}, {"seconds", secs}, {"ratio_to_raw_write", raw_mbps > 0 ? idle_mbps / raw_mbps : 0}};
   out["rebuild_under_load"] = {{"mbps", loaded_mbps},
                                {"ratio_to_raw_write", raw_mbps > 0 ? loaded_mbps / raw_mbps : 0},
+                               {"seconds", loaded_fg.seconds},
                                {"rebuild_running_at_window_end", running_at_end}};
   // No bound of its own: the one-failed bound is the reference for the foreground.
   out["io_count_bound_one_failed"] = io_count_bound(geo, w.rw, w.bs, w.rwmixread, 1);
@@ -144,8 +157,9 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
            o.drive_type.c_str(), format_size(geo.member_data_bytes).c_str(), backend.c_str());
     printf("replacement drive raw sequential write: %.0f MB/s\n", raw_mbps);
     printf("rebuild, foreground idle:  %.0f MB/s (%.2f of raw write), %.2f s\n", idle_mbps, idle_mbps / raw_mbps, secs);
-    printf("rebuild, foreground %s %s: %.0f MB/s (%.2f of raw write)\n", rw_name(w.rw), format_size(w.bs).c_str(),
-           loaded_mbps, loaded_mbps / raw_mbps);
+    printf("rebuild, foreground %s %s: %.0f MB/s (%.2f of raw write) over %.2f s%s\n", rw_name(w.rw),
+           format_size(w.bs).c_str(), loaded_mbps, loaded_mbps / raw_mbps, loaded_fg.seconds,
+           running_at_end ? "" : " (the window ended with the rebuild)");
     print_header();
     print_row(raw_fg);
     RunResult l = loaded_fg;

@@ -12,7 +12,8 @@ using json = nlohmann::json;
 
 
 RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed,
-                   const std::function<void()>& at_start, const std::function<void()>& at_end) {
+                   const std::function<void()>& at_start, const std::function<void()>& at_end,
+                   const std::function<bool()>& stop_early) {
   std::vector<std::unique_ptr<LoadGenerator>> gens;
   for (uint32_t i = 0; i < o.threads; i++)
     gens.push_back(std::make_unique<LoadGenerator>(t, e.reactor(i), w, i, o.threads, seed));
@@ -25,7 +26,11 @@ RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, ui
   CpuSample c0 = CpuSample::now();
   const uint64_t t0 = now_ns();
   clock.start_ns = t0;
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.runtime));
+  const uint64_t until = t0 + uint64_t(o.runtime * 1e9);
+  for (uint64_t t = t0; t < until; t = now_ns()) {
+    if (stop_early && stop_early()) break;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(until - t, 10'000'000)));
+  }
   const uint64_t t1 = now_ns();
   CpuSample c1 = CpuSample::now();
   clock.end_ns = t1;

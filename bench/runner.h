@@ -33,9 +33,12 @@ struct RunResult {
   double iops_per_cpu() const { return cpu.proc_pct > 0 ? iops / cpu.proc_pct : 0; }
 };
 
-// at_start/at_end run on the calling thread at the measured window's edges.
+// at_start/at_end run on the calling thread at the measured window's edges;
+// stop_early, asked every 10 ms on the calling thread, ends the window before
+// its runtime (the rebuilding mode ends it when the rebuild ends).
 RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t seed,
-                   const std::function<void()>& at_start = {}, const std::function<void()>& at_end = {});
+                   const std::function<void()>& at_start = {}, const std::function<void()>& at_end = {},
+                   const std::function<bool()>& stop_early = {});
 // One unmeasured run of the workload, so that no side's first measured run
 // pays alone for first touches (right after the fill the raw baseline ran at
 // 310k IOPS on its first run and 375k later): every target is warmed alike.
