@@ -72,3 +72,6 @@ sys.exit("missing events: %s" % sorted(missing) if missing else 0)' "$@" || fail
 
 # free_port: a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# scrape PORT: the daemon's metrics page (python3: no curl needed); fails when nothing answers.
+scrape() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "http://127.0.0.1:$1/metrics"; }

@@ -15,7 +15,7 @@ gpj() { gp "$@" --json; }
 field() { gpj dg show "$1" | json "$2"; }
 # One group's STATE, REDUNDANCY and SURVIVES in the table of `dg list`.
 list_row() { gp dg list | awk -v g="$1" '$1 == g { print $(NF-3), $(NF-2), $(NF-1) }'; }
-metric() { curl -sf "http://127.0.0.1:$PORT/metrics" | grep -F "$1" | awk '{ print $2 }'; }
+metric() { scrape "$PORT" | grep -F "$1" | awk '{ print $2 }'; }
 
 step "RAID 0 has no redundancy: none, 0 further failures, not claimed"
 gp dg create --level 0 --name r0 pd0 pd1 >/dev/null
@@ -85,7 +85,9 @@ check "metric dg_state o5 offline" 1 "$(metric 'gpuraid_dg_state{dg="o5",state="
 check "metric pd_state pd11 offline" 1 "$(metric 'gpuraid_pd_state{pd="pd11",state="offline"}')"
 
 step "every state word the metrics use is one the CLI knows (docs/STATES.md)"
-curl -sf "http://127.0.0.1:$PORT/metrics" | grep -o 'state="[a-z_]*"' | sort -u | tr '\n' ' '
-echo
+DOC="$(dirname "$0")/../../docs/STATES.md"
+WORDS=$(scrape "$PORT" | grep -oE '(state|redundancy)="[a-z_]*"' | cut -d'"' -f2 | sort -u | tr '\n' ' ')
+echo "   words: $WORDS"
+for w in $WORDS; do grep -qF "| \`$w\` |" "$DOC" || fail "the metrics' word '$w' has no row in docs/STATES.md"; done
 stop_daemon
 echo "states: OK"

@@ -37,7 +37,7 @@ cols = [w(r[:r.index(g)]) for r, g in zip(rows, ["GROUP", sys.argv[1]])]
 sys.exit(0 if cols[0] == cols[1] else "GROUP column at %s" % cols)' "$G" || fail "vd list columns do not line up: $(gp vd list)"
 }
 names
-check "metrics label" 1 "$(curl -sf "http://127.0.0.1:$PORT/metrics" | grep -c "gpuraid_dg_state{dg=\"$G\",state=\"optimal\"} 1")"
+check "metrics label" 1 "$(scrape "$PORT" | grep -c "gpuraid_dg_state{dg=\"$G\",state=\"optimal\"} 1")"
 
 step "after a restart: intact (registry and superblock)"
 stop_daemon
