@@ -86,7 +86,6 @@ std::string bash_completion(const CLI::App& app) {
 void add_completion_command(Cli& c) {
   auto shell = std::make_shared<std::string>();
   auto* s = c.app.add_subcommand("completion", "print a shell completion script: source <(gpuraid completion bash)");
-  s->group("");  // hidden from --help
   s->add_option("shell", *shell, "the shell")->required()->check(CLI::IsMember({"bash"}));
   s->callback([&c, shell] {
     c.action = [&c](Client&) {

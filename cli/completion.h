@@ -7,7 +7,7 @@
 
 namespace gpuraid::cli {
 
-// The hidden `completion` subcommand.
+// The `completion` subcommand.
 void add_completion_command(Cli& c);
 // The script for `app` (the program named app.get_name()).
 std::string bash_completion(const CLI::App& app);

@@ -14,39 +14,6 @@
 
 namespace gpuraid {
 
-const char* member_state_name(MemberState s) {
-  switch (s) {
-    case MemberState::Active: return "active";
-    case MemberState::Failed: return "failed";
-    case MemberState::Rebuilding: return "rebuilding";
-    case MemberState::Missing: return "missing";
-  }
-  return "?";
-}
-
-const char* group_state_name(GroupState s) {
-  switch (s) {
-    case GroupState::Optimal: return "optimal";
-    case GroupState::Degraded: return "degraded";
-    case GroupState::Rebuilding: return "rebuilding";
-    case GroupState::Failed: return "failed";
-    case GroupState::Initializing: return "initializing";
-    case GroupState::Resyncing: return "resyncing";
-  }
-  return "?";
-}
-
-const char* redundancy_name(Redundancy r) {
-  switch (r) {
-    case Redundancy::Full: return "full";
-    case Redundancy::Reduced: return "reduced";
-    case Redundancy::None: return "none";
-    case Redundancy::Pending: return "pending";
-    case Redundancy::Lost: return "lost";
-  }
-  return "?";
-}
-
 const char* group_event_name(GroupEvent::Kind k) {
   static const char* names[] = {"member_failed", "spare_taken", "rebuild_started", "rebuild_progress",
                                 "rebuild_finished", "resync_started", "resync_finished", "init_started",

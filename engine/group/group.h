@@ -22,21 +22,19 @@
 namespace gpuraid {
 
 enum class MemberState : uint8_t { Active = 0, Failed = 1, Rebuilding = 2, Missing = 3 };
-const char* member_state_name(MemberState s);
 
 // One state, by precedence: Failed (past what the level survives) >
 // Degraded (a member failed or missing that no rebuild is restoring) >
 // Rebuilding > Resyncing (dirty regions of an unclean stop) > Initializing
-// (background init) > Optimal. docs/STATES.md says what each means.
+// (background init) > Optimal. docs/STATES.md says what each means; the
+// words operators read come from the API (proto/api_words.h), not from here.
 enum class GroupState : uint8_t { Optimal, Degraded, Rebuilding, Failed, Initializing, Resyncing };
-const char* group_state_name(GroupState s);
 
 // How much redundancy a group has now (docs/STATES.md): Full (healthy and
 // consistent), Reduced (members failed, missing or rebuilding), None (the
 // level has none: RAID 0), Pending (init or resync still making parity or
 // mirrors consistent), Lost (the group failed).
 enum class Redundancy : uint8_t { Full, Reduced, None, Pending, Lost };
-const char* redundancy_name(Redundancy r);
 
 struct GroupConfig {
   std::string name;                           // operator's name for the group (stored in the superblock)
