@@ -9,6 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/errors.h"
+#include "engine/utf8.h"
+
 namespace gpuraid::cli {
 
 namespace {
@@ -17,8 +20,7 @@ constexpr int kMaxMessage = 16 << 20;
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
   if (!f) {
-    fprintf(stderr, "gpuraid: cannot read %s\n", path.c_str());
-    exit(kUsage);
+    exit(file_error("cannot read " + path));
   }
   std::stringstream ss;
   ss << f.rdbuf();
@@ -61,6 +63,25 @@ std::unique_ptr<grpc::ClientContext> Client::context(bool no_deadline) const {
   return ctx;
 }
 
+int Client::check_utf8(const google::protobuf::Message& q) {
+  namespace pb = google::protobuf;
+  const pb::Descriptor* d = q.GetDescriptor();
+  const pb::Reflection* r = q.GetReflection();
+  for (int i = 0; i < d->field_count(); i++) {
+    const pb::FieldDescriptor* f = d->field(i);
+    const int n = f->is_repeated() ? r->FieldSize(q, f) : 1;
+    for (int k = 0; k < n; k++) {
+      if (f->type() == pb::FieldDescriptor::TYPE_STRING) {
+        const std::string s = f->is_repeated() ? r->GetRepeatedString(q, f, k) : r->GetString(q, f);
+        if (!utf8_valid(s)) return usage_error(utf8_quote(s, 64) + " (" + f->name() + ") is not valid UTF-8");
+      } else if (f->type() == pb::FieldDescriptor::TYPE_MESSAGE && (f->is_repeated() || r->HasField(q, f))) {
+        if (int rc = check_utf8(f->is_repeated() ? r->GetRepeatedMessage(q, f, k) : r->GetMessage(q, f))) return rc;
+      }
+    }
+  }
+  return kOk;
+}
+
 int Client::fail(const grpc::Status& s) const {
   using C = grpc::StatusCode;
   if (s.error_code() == C::UNAVAILABLE) {
@@ -72,25 +93,23 @@ int Client::fail(const grpc::Status& s) const {
       hint = ": permission denied (join the socket's group, or run as root)";
     else
       hint = ": " + s.error_message();
-    fprintf(stderr, "gpuraid: cannot reach gpuraidd at %s%s\n", target_.c_str(), hint.c_str());
-    return kConnectError;
+    return report_error(kConnectError, "unreachable", "cannot reach gpuraidd at " + target_ + hint, false);
   }
   const char* what = "error";
   switch (s.error_code()) {
-    case C::INVALID_ARGUMENT: what = "invalid request"; break;
-    case C::NOT_FOUND: what = "not found"; break;
-    case C::ALREADY_EXISTS: what = "already exists"; break;
+    case C::INVALID_ARGUMENT: what = "invalid_request"; break;
+    case C::NOT_FOUND: what = "not_found"; break;
+    case C::ALREADY_EXISTS: what = "already_exists"; break;
     case C::FAILED_PRECONDITION: what = "refused"; break;
-    case C::OUT_OF_RANGE: what = "out of range"; break;
-    case C::UNIMPLEMENTED: what = "not available"; break;
-    case C::DATA_LOSS: what = "data loss"; break;
-    case C::DEADLINE_EXCEEDED: what = "timed out"; break;
+    case C::OUT_OF_RANGE: what = "out_of_range"; break;
+    case C::UNIMPLEMENTED: what = "not_available"; break;
+    case C::DATA_LOSS: what = "data_loss"; break;
+    case C::DEADLINE_EXCEEDED: what = "timed_out"; break;
     case C::PERMISSION_DENIED:
-    case C::UNAUTHENTICATED: what = "not allowed"; break;
+    case C::UNAUTHENTICATED: what = "not_allowed"; break;
     default: break;
   }
-  fprintf(stderr, "gpuraid: %s: %s\n", what, s.error_message().c_str());
-  return kServerError;
+  return report_error(kServerError, what, s.error_message());
 }
 
 }  // namespace gpuraid::cli

@@ -10,19 +10,11 @@
 
 #include "gpuraid/v1/fabrics.grpc.pb.h"
 #include "gpuraid/v1/gpuraid.grpc.pb.h"
+#include "cli/exit_codes.h"
 
 namespace gpuraid::cli {
 
 namespace v1 = gpuraid::v1;
-
-// Exit codes.
-enum Exit : int {
-  kOk = 0,
-  kServerError = 1,   // the daemon refused or failed the request
-  kUsage = 2,         // bad command line
-  kConnectError = 3,  // the daemon could not be reached
-  kMismatch = 4,      // vd read --verify-pattern found different data
-};
 
 struct Globals {
   std::string socket;
@@ -41,6 +33,9 @@ class Client {
   // Prints what went wrong and returns the exit code for it.
   int fail(const grpc::Status& s) const;
   const std::string& target() const { return target_; }
+  // The API's strings are UTF-8 (gRPC would not send others, and say
+  // nothing useful): a usage error naming the argument, else kOk.
+  static int check_utf8(const google::protobuf::Message& q);
 
   template <typename Req, typename Resp, typename M>
   int call(M method, const Req& q, Resp* r) {
@@ -48,6 +43,7 @@ class Client {
   }
   template <typename Stub, typename Req, typename Resp, typename M>
   int call_on(Stub& stub, M method, const Req& q, Resp* r) {
+    if (int rc = check_utf8(q)) return rc;
     auto ctx = context();
     grpc::Status s = (stub.*method)(ctx.get(), q, r);
     return s.ok() ? kOk : fail(s);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/errors.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 
@@ -13,11 +14,43 @@ namespace gpuraid::cli {
 
 namespace {
 std::string level_str(const v1::Group& g) {
-  std::string l = enum_short(v1::RaidLevel_Name(g.level()), "RAID_LEVEL_");
   if (g.level() == v1::RAID_LEVEL_EC) return "ec " + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
-  return "raid" + l;
+  return v1::api_word(g.level());
 }
-std::string gstate(v1::GroupState s) { return enum_short(v1::GroupState_Name(s), "GROUP_STATE_"); }
+std::string gstate(v1::GroupState s) { return v1::api_word(s); }
+
+std::string failures(uint32_t n) {
+  return n == 0 ? "no further member failure" : std::to_string(n) + " more member failure" + (n > 1 ? "s" : "");
+}
+
+// Further failures survived, where the redundancy word counts them ("-" otherwise).
+std::string survives(const v1::Group& g) {
+  const bool counted = g.redundancy() == v1::REDUNDANCY_FULL || g.redundancy() == v1::REDUNDANCY_REDUCED;
+  return counted ? std::to_string(g.failures_tolerated()) : "-";
+}
+
+// The redundancy word with what it means now (docs/STATES.md).
+std::string redundancy_str(const v1::Group& g) {
+  const std::string w = v1::api_word(g.redundancy()) + ": ";
+  switch (g.redundancy()) {
+    case v1::REDUNDANCY_FULL: return w + "survives " + failures(g.failures_tolerated());
+    case v1::REDUNDANCY_REDUCED:
+      return w + "survives " + failures(g.failures_tolerated()) + " (members failed, missing or rebuilding)";
+    case v1::REDUNDANCY_NONE: return w + "raid0 has no redundancy: any member failure fails the group";
+    case v1::REDUNDANCY_PENDING:
+      return w + (g.resync().running() ? "resync" : "init") +
+             " is making parity/mirrors consistent; until it completes a member failure may lose data";
+    case v1::REDUNDANCY_LOST: return w + "the group failed: more members lost than the level survives";
+    case v1::REDUNDANCY_UNKNOWN: return w + "the group is offline (see note)";
+    default: return w + "-";
+  }
+}
+
+bool sizes_differ(const v1::Group& g) {
+  for (const auto& m : g.members())
+    if (m.size_bytes() != g.members(0).size_bytes()) return true;
+  return false;
+}
 
 void print_group(const v1::Group& g) {
   std::string vols;
@@ -32,17 +65,20 @@ void print_group(const v1::Group& g) {
                 {"capacity", size_str(g.capacity_bytes())},
                 {"free", size_str(g.free_bytes())},
                 {"state", gstate(g.state())},
-                {"redundancy", g.redundancy_claimed() ? "yes" : "not yet (init/resync/rebuild pending)"},
+                {"redundancy", redundancy_str(g)},
+                {"member data", g.member_data_bytes() ? size_str(g.member_data_bytes()) + " on each member (as the smallest gives)" : "-"},
+                {"unused", g.unused_bytes() ? size_str(g.unused_bytes()) + (sizes_differ(g) ? " (members differ in size: see UNUSED)" : "") : "-"},
                 {"spares", spares.empty() ? "-" : spares},
                 {"volumes", vols.empty() ? "-" : vols},
                 {"rates", "rebuild " + (g.rebuild_rate_bytes_s() ? rate_str(double(g.rebuild_rate_bytes_s())) : "unlimited") +
                               ", scrub " + (g.scrub_rate_bytes_s() ? rate_str(double(g.scrub_rate_bytes_s())) : "unlimited")},
                 {"note", g.note().empty() ? "-" : g.note()}});
   printf("\n");
-  Table t({"IDX", "DRIVE", "PATH", "STATE", "REBUILT"});
+  Table t({"IDX", "DRIVE", "PATH", "SIZE", "UNUSED", "STATE", "REBUILT"});
   for (const auto& m : g.members())
-    t.add({std::to_string(m.index()), m.drive().empty() ? "-" : m.drive(), m.path(),
-           enum_short(v1::DriveState_Name(m.state()), "DRIVE_STATE_"),
+    t.add({std::to_string(m.index()), m.drive().empty() ? "-" : m.drive(), m.path().empty() ? "-" : m.path(),
+           m.size_bytes() ? size_str(m.size_bytes()) : "-", m.unused_bytes() ? size_str(m.unused_bytes()) : "-",
+           v1::api_word(m.state()),
            m.state() == v1::DRIVE_STATE_REBUILDING ? size_str(m.rebuild_checkpoint_bytes()) : "-"});
   t.print();
   std::string tasks = group_tasks(g);
@@ -141,8 +177,7 @@ void add_dg_commands(Cli& c) {
         q.set_parity(a->parity);
         uint64_t strip = size_arg(a->strip);
         if (strip > UINT32_MAX) {
-          fprintf(stderr, "gpuraid: the strip size %s is too large (at most 1M)\n", a->strip.c_str());
-          return int(kUsage);
+          return usage_error("the strip size " + a->strip + " is too large (at most 1M)");
         }
         q.set_strip_bytes(uint32_t(strip));
         q.set_name(a->name);
@@ -152,8 +187,17 @@ void add_dg_commands(Cli& c) {
         q.set_assume_zeroed(a->zeroed);
         v1::Group r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::CreateGroup, q, &r)) return rc;
-        if (c.g.json) print_json(r);
-        else printf("created %s: %s, %s usable\n", r.name().c_str(), r.geometry().c_str(), size_str(r.capacity_bytes()).c_str());
+        if (c.g.json) return print_json(r), int(kOk);
+        printf("created %s: %s, %s usable\n", r.name().c_str(), r.geometry().c_str(), size_str(r.capacity_bytes()).c_str());
+        if (sizes_differ(r)) {
+          std::string larger;
+          for (const auto& m : r.members())
+            if (m.unused_bytes() >= r.strip_bytes())
+              larger += (larger.empty() ? "" : ", ") + m.drive() + " " + size_str(m.unused_bytes());
+          printf("note: members differ in size: each gives %s of data, as the smallest; %s unused (%s)\n",
+                 size_str(r.member_data_bytes()).c_str(), size_str(r.unused_bytes()).c_str(), larger.c_str());
+        }
+        if (r.redundancy() == v1::REDUNDANCY_PENDING) printf("redundancy pending: %s runs in the background (gpuraid dg show %s --watch)\n", r.resync().running() ? "resync" : "init", r.name().c_str());
         return int(kOk);
       };
     });
@@ -165,12 +209,13 @@ void add_dg_commands(Cli& c) {
         v1::ListGroupsResponse r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::ListGroups, v1::ListGroupsRequest(), &r)) return rc;
         if (c.g.json) return print_json(r), int(kOk);
-        Table t({"NAME", "LEVEL", "STRIP", "MEMBERS", "CAPACITY", "FREE", "STATE", "TASK"});
+        Table t({"NAME", "LEVEL", "STRIP", "MEMBERS", "CAPACITY", "FREE", "STATE", "REDUNDANCY", "SURVIVES", "TASK"});
         for (const auto& g : r.groups()) {
           std::string task = g.rebuild().running() ? "rebuild" : g.resync().running() ? "resync"
                            : g.init().running()    ? "init"    : g.scrub().running()  ? "scrub" : "-";
           t.add({g.name(), level_str(g), size_str(g.strip_bytes()), std::to_string(g.members_size()),
-                 size_str(g.capacity_bytes()), size_str(g.free_bytes()), gstate(g.state()), task});
+                 size_str(g.capacity_bytes()), size_str(g.free_bytes()), gstate(g.state()),
+                 v1::api_word(g.redundancy()), survives(g), task});
         }
         t.print();
         return int(kOk);
@@ -240,8 +285,7 @@ void add_dg_commands(Cli& c) {
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         if (a->member < 0 && a->old.empty()) {
-          fprintf(stderr, "gpuraid: say which member to replace: --member N or --old PD\n");
-          return int(kUsage);
+          return usage_error("say which member to replace: --member N or --old PD");
         }
         v1::ReplaceMemberRequest q;
         q.set_group(a->group);

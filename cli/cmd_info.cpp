@@ -54,7 +54,7 @@ void print_stats(const v1::Stats& s) {
     printf("\n");
     Table d({"DRIVE", "STATE", "GROUP", "READS", "WRITES", "READ", "WRITTEN", "ERRORS"});
     for (const auto& x : s.drives())
-      d.add({x.id(), enum_short(v1::DriveState_Name(x.state()), "DRIVE_STATE_"), x.group().empty() ? "-" : x.group(),
+      d.add({x.id(), v1::api_word(x.state()), x.group().empty() ? "-" : x.group(),
              std::to_string(x.reads()), std::to_string(x.writes()), format_size(x.bytes_read()),
              format_size(x.bytes_written()), std::to_string(x.errors())});
     d.print();
@@ -70,7 +70,7 @@ void print_event(const v1::Event& e) {
     if (!s->empty()) subject += (subject.empty() ? "" : "/") + *s;
   if (e.member() >= 0) subject += " member " + std::to_string(e.member());
   printf("%6lu %s %-18s %s%s%s\n", (unsigned long)e.seq(), ts,
-         enum_short(v1::EventKind_Name(e.kind()), "EVENT_KIND_").c_str(), subject.c_str(), subject.empty() ? "" : ": ",
+         v1::api_word(e.kind()).c_str(), subject.c_str(), subject.empty() ? "" : ": ",
          e.message().c_str());
   fflush(stdout);
 }
@@ -150,7 +150,8 @@ void add_info_commands(Cli& c) {
       uint64_t since = 0;
     };
     auto a = std::make_shared<A>();
-    auto* s = c.app.add_subcommand("events", "recent events; with --follow, new ones as they happen");
+    auto* s = c.app.add_subcommand(
+        "events", "recent events; with --follow, new ones as they happen (--json: JSON Lines, one event object a line)");
     s->add_flag("--follow", a->follow, "keep printing new events until interrupted");
     s->add_option("--since", a->since, "only events after this sequence number");
     s->callback([&c, a] {

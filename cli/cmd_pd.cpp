@@ -10,9 +10,9 @@
 namespace gpuraid::cli {
 
 namespace {
-std::string role(v1::DriveRole r) { return enum_short(v1::DriveRole_Name(r), "DRIVE_ROLE_"); }
-std::string state(v1::DriveState s) { return enum_short(v1::DriveState_Name(s), "DRIVE_STATE_"); }
-std::string dtype(v1::DriveType t) { return enum_short(v1::DriveType_Name(t), "DRIVE_TYPE_"); }
+std::string role(v1::DriveRole r) { return v1::api_word(r); }
+std::string state(v1::DriveState s) { return v1::api_word(s); }
+std::string dtype(v1::DriveType t) { return v1::api_word(t); }
 
 void print_drive(const Globals& g, const v1::Drive& d) {
   if (g.json) return print_json(d);

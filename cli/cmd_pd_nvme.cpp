@@ -62,7 +62,7 @@ void add_pd_scan(Cli& c, CLI::App* pd) {
         const auto& n = ns.nvme();
         std::string drive = "-";
         if (!ns.drive().empty()) {
-          drive = ns.drive() + " " + enum_short(v1::DriveRole_Name(ns.role()), "DRIVE_ROLE_");
+          drive = ns.drive() + " " + v1::api_word(ns.role());
           if (!ns.group().empty()) drive += " " + ns.group();
         }
         t.add({n.block_path(), or_dash(n.model()), or_dash(n.serial()), std::to_string(n.nsid()), n.stable_id(), lba(n),

@@ -5,7 +5,10 @@
 #include <type_traits>
 #include <vector>
 
+#include <cerrno>
+
 #include "cli/cli.h"
+#include "cli/errors.h"
 #include "cli/output.h"
 #include "cli/pattern.h"
 
@@ -17,7 +20,7 @@ constexpr uint64_t kChunk = 4u << 20;  // the daemon takes at most 4 MiB per cal
 std::string export_str(const v1::Volume& v) {
   if (!v.has_export_()) return "-";
   const auto& e = v.export_();
-  std::string s = enum_short(v1::ExportKind_Name(e.kind()), "EXPORT_KIND_") + " ";
+  std::string s = v1::api_word(e.kind()) + " ";
   s += !e.dev_path().empty() ? e.dev_path() : !e.uri().empty() ? e.uri() : e.listen();
   if (!e.active()) s += " (inactive: " + e.note() + ")";
   return s;
@@ -83,7 +86,7 @@ int do_write(Client& cl, const std::string& vd, uint64_t off, uint64_t len, FILE
     done += n;
     if (!pattern && len == 0 && n < kChunk) break;
   }
-  if (json) printf("{\"bytes_written\": \"%lu\"}\n", (unsigned long)done);
+  if (json) printf("{\"bytes_written\": %lu}\n", (unsigned long)done);
   else printf("wrote %s to %s at offset %s\n", size_str(done).c_str(), vd.c_str(), size_str(off).c_str());
   return kOk;
 }
@@ -102,18 +105,18 @@ int do_read(Client& cl, const std::string& vd, uint64_t off, uint64_t len, FILE*
     if (verify) {
       int64_t bad = check_pattern(seed, off + done, p, r.data().size());
       if (bad >= 0) {
-        fprintf(stderr, "gpuraid: MISMATCH: %s differs from pattern %lu at byte %lu\n", vd.c_str(),
-                (unsigned long)seed, (unsigned long)(off + done + uint64_t(bad)));
-        return kMismatch;
+        return report_error(kMismatch, "mismatch",
+                            "MISMATCH: " + vd + " differs from pattern " + std::to_string(seed) + " at byte " +
+                                std::to_string(off + done + uint64_t(bad)),
+                            false);
       }
     } else if (fwrite(p, 1, r.data().size(), out) != r.data().size()) {
-      fprintf(stderr, "gpuraid: cannot write the output\n");
-      return kServerError;
+      return report_error(kServerError, "output", "cannot write the output", false);
     }
     done += n;
   }
   if (verify) {
-    if (json) printf("{\"verified_bytes\": \"%lu\"}\n", (unsigned long)len);
+    if (json) printf("{\"verified_bytes\": %lu}\n", (unsigned long)len);
     else printf("verified %s of %s at offset %s: every byte matches pattern %lu\n", size_str(len).c_str(), vd.c_str(),
                 size_str(off).c_str(), (unsigned long)seed);
   }
@@ -139,16 +142,14 @@ void add_vd_commands(Cli& c) {
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         if (a->size.empty() && !a->rest) {
-          fprintf(stderr, "gpuraid: give --size SIZE or --rest\n");
-          return int(kUsage);
+          return usage_error("give --size SIZE or --rest");
         }
         v1::CreateVolumeRequest q;
         q.set_group(a->group);
         if (!a->size.empty()) {
           q.set_size_bytes(size_arg(a->size));
           if (q.size_bytes() == 0) {
-            fprintf(stderr, "gpuraid: the size must be larger than 0\n");
-            return int(kUsage);
+            return usage_error("the size must be larger than 0");
           }
         }
         q.set_rest(a->rest);
@@ -221,8 +222,7 @@ void add_vd_commands(Cli& c) {
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         if (!a->ublk && !a->nbd) {
-          fprintf(stderr, "gpuraid: give --ublk or --nbd\n");
-          return int(kUsage);
+          return usage_error("give --ublk or --nbd");
         }
         v1::ExportVolumeRequest q;
         q.set_id(a->id);
@@ -255,15 +255,13 @@ void add_vd_commands(Cli& c) {
     s->callback([&c, a, in, pat] {
       c.action = [&c, a, in, pat](Client& cl) {
         if (!in->count() && !pat->count()) {
-          fprintf(stderr, "gpuraid: give --in FILE or --pattern SEED\n");
-          return int(kUsage);
+          return usage_error("give --in FILE or --pattern SEED");
         }
         FILE* f = nullptr;
         if (in->count()) {
           f = a->in == "-" ? stdin : fopen(a->in.c_str(), "rb");
           if (!f) {
-            fprintf(stderr, "gpuraid: cannot open %s\n", a->in.c_str());
-            return int(kUsage);
+            return file_error("cannot open " + a->in + ": " + strerror(errno));
           }
         }
         int rc = do_write(cl, a->id, size_arg(a->offset), a->length.empty() ? 0 : size_arg(a->length), f,
@@ -289,15 +287,13 @@ void add_vd_commands(Cli& c) {
     s->callback([&c, a, out, ver] {
       c.action = [&c, a, out, ver](Client& cl) {
         if (!out->count() && !ver->count()) {
-          fprintf(stderr, "gpuraid: give --out FILE or --verify-pattern SEED\n");
-          return int(kUsage);
+          return usage_error("give --out FILE or --verify-pattern SEED");
         }
         FILE* f = nullptr;
         if (out->count()) {
           f = a->out == "-" ? stdout : fopen(a->out.c_str(), "wb");
           if (!f) {
-            fprintf(stderr, "gpuraid: cannot create %s\n", a->out.c_str());
-            return int(kUsage);
+            return file_error("cannot create " + a->out + ": " + strerror(errno));
           }
         }
         int rc = do_read(cl, a->id, size_arg(a->offset), size_arg(a->length), f, ver->count() > 0, a->seed,

@@ -1,12 +1,11 @@
 #include "cli/output.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 
 #include "engine/units.h"
+#include "engine/utf8.h"
 
 namespace gpuraid::cli {
 
@@ -15,33 +14,16 @@ void Table::print() const {
   for (const auto& r : rows_)
     for (size_t i = 0; i < r.size(); i++) {
       if (w.size() <= i) w.push_back(0);
-      w[i] = std::max(w[i], r[i].size());
+      w[i] = std::max(w[i], display_width(r[i]));
     }
   for (const auto& r : rows_) {
     std::string line;
     for (size_t i = 0; i < r.size(); i++) {
       line += r[i];
-      if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 2, ' ');
+      if (i + 1 < r.size()) line += std::string(w[i] - display_width(r[i]) + 2, ' ');
     }
     printf("%s\n", line.c_str());
   }
-}
-
-void print_json(const google::protobuf::Message& m, bool compact) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.add_whitespace = !compact;
-  o.always_print_primitive_fields = true;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  printf("%s", out.c_str());
-  if (out.empty() || out.back() != '\n') printf("\n");
-}
-
-std::string enum_short(const std::string& full, const std::string& prefix) {
-  std::string s = full.rfind(prefix, 0) == 0 ? full.substr(prefix.size()) : full;
-  for (auto& c : s) c = char(tolower(static_cast<unsigned char>(c)));
-  return s.empty() ? "-" : s;
 }
 
 std::string upper(std::string s) {
@@ -64,8 +46,8 @@ std::string duration_str(double s) {
 
 void print_fields(const std::vector<std::pair<std::string, std::string>>& kv) {
   size_t w = 0;
-  for (auto& [k, v] : kv) w = std::max(w, k.size());
-  for (auto& [k, v] : kv) printf("%-*s  %s\n", int(w + 1), (k + ":").c_str(), v.c_str());
+  for (auto& [k, v] : kv) w = std::max(w, display_width(k));
+  for (auto& [k, v] : kv) printf("%s:%s  %s\n", k.c_str(), std::string(w - display_width(k), ' ').c_str(), v.c_str());
 }
 
 }  // namespace gpuraid::cli

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/api_words.h"
+
 namespace gpuraid::cli {
 
 class Table {
@@ -18,15 +20,17 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// compact: one line (JSON Lines, for streams such as events).
+// --json (json_out.cpp): numbers as JSON numbers, enum values as the words
+// the tables print (proto/api_words.h). compact: one line (JSON Lines, for
+// streams such as events).
 void print_json(const google::protobuf::Message& m, bool compact = false);
-// "DRIVE_ROLE_FREE" -> "free" (the enum's name without its type prefix).
-std::string enum_short(const std::string& full, const std::string& prefix);
+std::string json_quote(const std::string& s);
+std::string json_number(double v);
 std::string size_str(uint64_t bytes);
 std::string upper(std::string s);
 std::string rate_str(double bytes_per_s);
 std::string duration_str(double s);
-// "key: value" lines, keys aligned.
+// "key: value" lines, keys aligned (by terminal columns: names may be UTF-8).
 void print_fields(const std::vector<std::pair<std::string, std::string>>& kv);
 
 }  // namespace gpuraid::cli

@@ -48,7 +48,7 @@ void ControlPlane::drive_to_api(const DriveRec& d, v1::Drive* out) const {
   if (d.r.role() == v1::DRIVE_ROLE_MEMBER) {
     auto g = groups_.find(d.r.group());
     if (g == groups_.end() || !g->second.g) {
-      s = v1::DRIVE_STATE_MISSING;
+      s = offline_member_state(&d);
     } else {
       for (const auto& m : g->second.g->members())
         if (int(m.index) == d.r.member_index()) s = member_state_to_api(m.state);
@@ -150,6 +150,13 @@ grpc::Status ControlPlane::add_drive_locked(const v1::AddDriveRequest& q, v1::Dr
               (nvme.stable_id().empty() ? "" : ", NVMe " + nvme.stable_id() + ", " + std::to_string(nvme.lba_bytes()) + " B blocks") + ")",
           "", "", id);
   return grpc::Status::OK;
+}
+
+// A member of a group that is not assembled: its drive is there (offline
+// with its group), not found at start (missing), or failed before.
+v1::DriveState ControlPlane::offline_member_state(const DriveRec* d) {
+  if (!d || d->missing) return v1::DRIVE_STATE_MISSING;
+  return d->r.failed() ? v1::DRIVE_STATE_FAILED : v1::DRIVE_STATE_OFFLINE;
 }
 
 DriveIdentity ControlPlane::identity_of(const DriveRec& d) const {

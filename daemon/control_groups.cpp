@@ -50,13 +50,18 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
     if (v.r.group() == r.name()) out->add_volumes(id);
   if (!gr.g) {
     out->set_state(v1::GROUP_STATE_OFFLINE);
+    out->set_redundancy(v1::REDUNDANCY_UNKNOWN);
     for (int i = 0; i < r.members_size(); i++) {
       auto* m = out->add_members();
       m->set_index(uint32_t(i));
       m->set_drive(r.members(i));
       auto d = drives_.find(r.members(i));
-      if (d != drives_.end()) m->set_path(d->second.r.path());
-      m->set_state(v1::DRIVE_STATE_MISSING);
+      if (d != drives_.end()) {
+        m->set_path(d->second.r.path());
+        m->set_uuid(d->second.r.uuid());
+        m->set_size_bytes(d->second.r.size_bytes());
+      }
+      m->set_state(offline_member_state(d == drives_.end() ? nullptr : &d->second));
     }
     return;
   }
@@ -67,21 +72,40 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_capacity_bytes(g.volume().size_bytes());
   out->set_free_bytes(g.volume().size_bytes() - group_used_bytes(r.name()));
   out->set_state(group_state_to_api(g.state()));
+  uint32_t tolerated = 0;
+  out->set_redundancy(redundancy_to_api(g.redundancy(&tolerated)));
+  out->set_failures_tolerated(tolerated);
+  // Every member gives the same bytes, the smallest member's: the rest of a larger one is unused.
+  const uint64_t used = g.volume().data_offset() + geo.member_data_bytes;
+  out->set_member_data_bytes(geo.member_data_bytes);
+  uint64_t unused = 0;
   for (const auto& mi : g.members()) {
     auto* m = out->add_members();
     m->set_index(mi.index);
-    if (int(mi.index) < r.members_size()) m->set_drive(r.members(int(mi.index)));
+    const DriveRec* pd = nullptr;
+    if (int(mi.index) < r.members_size()) {
+      m->set_drive(r.members(int(mi.index)));
+      auto d = drives_.find(m->drive());
+      if (d != drives_.end()) pd = &d->second;
+    }
     m->set_path(mi.path);
     m->set_uuid(mi.uuid);
     m->set_state(member_state_to_api(mi.state));
     m->set_rebuild_checkpoint_bytes(mi.rebuild_checkpoint_bytes);
+    // The registry knows a missing member's size; the engine stands in a null drive for it.
+    const uint64_t size = pd ? pd->r.size_bytes() : g.volume().member(mi.index)->size_bytes();
+    m->set_size_bytes(size);
+    m->set_used_bytes(used);
+    m->set_unused_bytes(size > used ? size - used : 0);
+    unused += m->unused_bytes();
   }
+  out->set_unused_bytes(unused);
   progress_to_api(g.init_progress(), out->mutable_init());
   progress_to_api(g.resync_progress(), out->mutable_resync());
   progress_to_api(g.rebuild_progress(), out->mutable_rebuild());
   progress_to_api(g.scrub_progress(), out->mutable_scrub());
   scrub_to_api(g.last_scrub(), out->mutable_last_scrub());
-  out->set_redundancy_claimed(g.redundancy_claimed());
+  out->set_redundancy_claimed(out->redundancy() == v1::REDUNDANCY_FULL);
   out->set_generation(g.generation());
 }
 
@@ -146,10 +170,9 @@ std::string ControlPlane::dissolve_group(GroupRec& gr, bool wipe) {
     if (d.r.failed()) continue;
     std::string err;
     d.drive = reopen(d, &err);
-    if (!d.drive) {
-      d.missing = true;
-      d.note = err;
-    } else if (wipe && !DriveGroup::erase(*d.drive, &err)) {
+    d.missing = !d.drive;
+    d.note = d.drive ? "" : err;
+    if (d.drive && wipe && !DriveGroup::erase(*d.drive, &err)) {
       spdlog::warn("drive {}: cannot wipe the group metadata: {}", id, err);
       d.note = "still holds the metadata of deleted group " + name + ": " + err;
       problems += "; " + id + " not wiped: " + err;

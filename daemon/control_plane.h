@@ -148,6 +148,7 @@ class ControlPlane {
   // control_drives.cpp
   grpc::Status add_drive_locked(const v1::AddDriveRequest& q, v1::Drive* out);
   void drive_to_api(const DriveRec& d, v1::Drive* out) const;
+  static v1::DriveState offline_member_state(const DriveRec* d);
   std::unique_ptr<Drive> reopen(const DriveRec& d, std::string* err) const;
   grpc::Status find_drive(const std::string& id, DriveRec** out);
   // What a registered drive is (its open drive, else its recorded path now).

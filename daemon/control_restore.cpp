@@ -82,10 +82,14 @@ void ControlPlane::restore_group(GroupRec& gr) {
     auto d = reopen(it->second, &err);
     if (!d) {
       notes[id] = id + " missing at " + it->second.r.path();
+      it->second.missing = true;
+      it->second.note = "not found at start: " + err;
       continue;
     }
     if (DriveGroup::resilient() && (!DriveGroup::probe(*d, &gu, &mu) || gu != gr.r.uuid())) {
       notes[id] = id + " at " + it->second.r.path() + " no longer holds this group's superblock";
+      it->second.missing = true;
+      it->second.note = it->second.r.path() + " no longer holds this member's superblock";
       continue;
     }
     found.insert(id);

@@ -6,6 +6,7 @@
 
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
+#include "daemon/metrics_states.h"
 #include "daemon/validate.h"
 
 namespace gpuraid::daemon {
@@ -237,6 +238,11 @@ std::string ControlPlane::metrics_text() {
   for (auto& d : s.drives()) o << "gpuraid_pd_errors_total{pd=\"" << d.id() << "\"} " << d.errors() << "\n";
   gauge("dg_failed_members", "Failed members per drive group.");
   for (auto& g : s.groups()) o << "gpuraid_dg_failed_members{dg=\"" << g.name() << "\"} " << g.failed_members() << "\n";
+  v1::ListGroupsResponse groups;
+  v1::ListDrivesResponse drives;
+  list_groups(&groups);
+  list_drives(&drives);
+  o << state_metrics(groups, drives);  // the state words of the CLI and API
   return o.str();
 }
 

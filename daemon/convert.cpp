@@ -66,8 +66,21 @@ v1::GroupState group_state_to_api(GroupState s) {
     case GroupState::Degraded: return v1::GROUP_STATE_DEGRADED;
     case GroupState::Rebuilding: return v1::GROUP_STATE_REBUILDING;
     case GroupState::Failed: return v1::GROUP_STATE_FAILED;
+    case GroupState::Initializing: return v1::GROUP_STATE_INITIALIZING;
+    case GroupState::Resyncing: return v1::GROUP_STATE_RESYNCING;
   }
   return v1::GROUP_STATE_UNSPECIFIED;
+}
+
+v1::Redundancy redundancy_to_api(Redundancy r) {
+  switch (r) {
+    case Redundancy::Full: return v1::REDUNDANCY_FULL;
+    case Redundancy::Reduced: return v1::REDUNDANCY_REDUCED;
+    case Redundancy::None: return v1::REDUNDANCY_NONE;
+    case Redundancy::Pending: return v1::REDUNDANCY_PENDING;
+    case Redundancy::Lost: return v1::REDUNDANCY_LOST;
+  }
+  return v1::REDUNDANCY_UNSPECIFIED;
 }
 
 v1::EventKind group_event_to_api(GroupEvent::Kind k) {

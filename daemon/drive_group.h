@@ -59,7 +59,7 @@ class DriveGroup {
   virtual Progress init_progress() const = 0;
   virtual Progress scrub_progress() const = 0;
   virtual ScrubReport last_scrub() const = 0;
-  virtual bool redundancy_claimed() const = 0;
+  virtual Redundancy redundancy(uint32_t* failures_tolerated) const = 0;
   virtual bool stop(std::string* err) = 0;
   // Path loss (see Group): what an I/O error means, how long a member may
   // be missing, and the transitions the daemon sees in sysfs.

@@ -34,7 +34,7 @@ class EngineGroup final : public DriveGroup {
   Progress init_progress() const override { return g_->init_progress(); }
   Progress scrub_progress() const override { return g_->scrub_progress(); }
   ScrubReport last_scrub() const override { return g_->last_scrub(); }
-  bool redundancy_claimed() const override { return g_->redundancy_claimed(); }
+  Redundancy redundancy(uint32_t* tolerated) const override { return g_->redundancy(tolerated); }
   bool stop(std::string* err) override { return g_->stop(err); }
   void set_path_policy(std::function<bool(uint32_t, int)> lost) override { g_->set_path_policy(std::move(lost)); }
   void set_missing_timeout_ms(uint64_t ms) override { g_->set_missing_timeout_ms(ms); }

@@ -1,6 +1,7 @@
 #include "daemon/event_bus.h"
 
 #include "daemon/logging.h"
+#include "proto/api_words.h"
 
 namespace gpuraid::daemon {
 
@@ -23,7 +24,7 @@ void EventBus::publish(v1::Event e) {
   e.set_time_unix_ms(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
   bool progress = e.kind() == v1::EVENT_KIND_REBUILD_PROGRESS || e.kind() == v1::EVENT_KIND_SCRUB_PROGRESS;
   std::string subject = e.group().empty() ? (e.volume().empty() ? e.drive() : e.volume()) : e.group();
-  std::string kind = v1::EventKind_Name(e.kind()).substr(sizeof("EVENT_KIND_") - 1);
+  const std::string kind = v1::api_word(e.kind());  // the word `gpuraid events` prints
   // Progress events repeat by design: log them rate-limited per subject.
   log_limited(progress ? spdlog::level::debug : spdlog::level::info,
               kind + ":" + subject + (progress ? "" : ":" + e.message()), "event {} {}: {}",

@@ -118,6 +118,9 @@ int main(int argc, char** argv) {
   grpc::ServerBuilder b;
   b.SetMaxReceiveMessageSize(kMaxMessage);
   b.SetMaxSendMessageSize(kMaxMessage);
+  // gRPC binds TCP with SO_REUSEPORT by default: a second daemon on the same
+  // --listen-tcp port would start and share the clients. Refuse it instead.
+  b.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   b.AddListeningPort("unix:" + plan.unix_path, grpc::InsecureServerCredentials());
   int tcp_port = 0;
   if (!plan.tcp.empty()) b.AddListeningPort(plan.tcp, plan.tcp_creds, &tcp_port);

@@ -1,6 +1,10 @@
 #include "daemon/metrics_http.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "daemon/listeners.h"
 
@@ -20,11 +24,19 @@ bool MetricsServer::start(const std::string& addr, std::function<std::string()> 
     return false;
   }
   srv_ = std::make_unique<httplib::Server>();
+  // httplib's default sets SO_REUSEPORT too, which lets a second daemon bind
+  // the same port and share the scrapes: only SO_REUSEADDR (a restart may
+  // bind while old connections linger in TIME_WAIT).
+  srv_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   srv_->Get("/metrics", [text](const httplib::Request&, httplib::Response& res) {
     res.set_content(text(), "text/plain; version=0.0.4");
   });
   if (!srv_->bind_to_port(host.c_str(), port)) {
-    *err = "cannot listen for metrics on " + host + ":" + std::to_string(port);
+    *err = "cannot listen for metrics on " + host + ":" + std::to_string(port) + ": " + strerror(errno) +
+           (errno == EADDRINUSE ? " (another gpuraidd, or another program, listens there)" : "");
     return false;
   }
   where_ = "http://" + host + ":" + std::to_string(port) + "/metrics";

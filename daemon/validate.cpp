@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "engine/utf8.h"
+
 namespace gpuraid::daemon {
 
 grpc::Status invalid(const std::string& m) { return {grpc::StatusCode::INVALID_ARGUMENT, m}; }
@@ -9,26 +11,25 @@ grpc::Status not_found(const std::string& m) { return {grpc::StatusCode::NOT_FOU
 grpc::Status precondition(const std::string& m) { return {grpc::StatusCode::FAILED_PRECONDITION, m}; }
 grpc::Status exists(const std::string& m) { return {grpc::StatusCode::ALREADY_EXISTS, m}; }
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < 64; i++) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    out += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
-  }
-  if (s.size() > 64) out += "...";
-  return out + "'";
-}
+std::string quote(const std::string& s) { return utf8_quote(s, 64); }
 
 grpc::Status check_name(const std::string& what, const std::string& s) {
   if (s.empty()) return invalid(what + " is empty");
   if (s.size() > kMaxNameLen)
-    return invalid(what + " " + quote(s) + " is too long (" + std::to_string(s.size()) + " characters, at most " +
+    return invalid(what + " " + quote(s) + " is too long (" + std::to_string(s.size()) + " bytes, at most " +
                    std::to_string(kMaxNameLen) + ")");
-  if (!isalnum(static_cast<unsigned char>(s[0])))
-    return invalid(what + " " + quote(s) + " must start with a letter or digit");
-  for (char c : s)
-    if (!isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
-      return invalid(what + " " + quote(s) + " may only hold letters, digits, '.', '_' and '-'");
+  if (!utf8_valid(s)) return invalid(what + " " + quote(s) + " is not valid UTF-8");
+  const auto ok = [](uint32_t c) { return c >= 0x80 ? !utf8_invisible(c) : isalnum(int(c)) != 0; };
+  uint32_t cp;
+  utf8_decode(s, 0, &cp);
+  if (!ok(cp)) return invalid(what + " " + quote(s) + " must start with a letter or digit");
+  for (size_t i = 0, n; i < s.size(); i += n) {
+    n = utf8_decode(s, i, &cp);
+    if (!ok(cp) && cp != '.' && cp != '_' && cp != '-')
+      return invalid(what + " " + quote(s) +
+                     " may only hold letters and digits (any script), '.', '_' and '-' (no spaces, controls or "
+                     "invisible characters)");
+  }
   return grpc::Status::OK;
 }
 

@@ -16,14 +16,17 @@ grpc::Status not_found(const std::string& msg);
 grpc::Status precondition(const std::string& msg);
 grpc::Status exists(const std::string& msg);
 
-// Names of drives, groups and volumes: 1..63 of [A-Za-z0-9._-], starting
-// with a letter or digit. `what` names the field in the message.
+// Names of drives, groups and volumes: 1..63 bytes of UTF-8, starting with
+// a letter or digit: ASCII letters, digits, '.', '_', '-', and any other
+// visible character (names are stored and returned intact, compared byte
+// for byte). `what` names the field in the message.
 grpc::Status check_name(const std::string& what, const std::string& s);
 // A reference to an existing object: non-empty and sane (NOT_FOUND later).
 grpc::Status check_ref(const std::string& what, const std::string& s);
 // An absolute path without control characters.
 grpc::Status check_path(const std::string& what, const std::string& s);
-// A string safe to quote back in an error message (truncated, printable).
+// A string safe to quote back in an error message: truncated, its UTF-8
+// kept, anything else (invalid bytes, controls) as \xNN.
 std::string quote(const std::string& s);
 
 }  // namespace gpuraid::daemon

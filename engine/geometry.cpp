@@ -132,6 +132,20 @@ uint32_t Geometry::guaranteed_redundancy() const {
   }
 }
 
+uint32_t Geometry::failures_tolerated(uint64_t failed_mask) const {
+  if (!survives(failed_mask)) return 0;
+  const uint32_t failed = uint32_t(std::popcount(failed_mask));
+  switch (level) {
+    case Level::R0: return 0;
+    case Level::R1: return members - 1 - failed;
+    case Level::R10:  // a pair that lost one copy dies with its other
+      for (uint32_t p = 0; p < members / 2; p++)
+        if ((failed_mask >> (2 * p)) & 3) return 0;
+      return 1;
+    default: return parity - failed;
+  }
+}
+
 std::string Geometry::describe() const {
   std::ostringstream o;
   o << level_name(level) << " " << data_strips() << "+" << (is_mirror() ? 0 : parity)

@@ -54,6 +54,9 @@ struct Geometry {
   bool survives(uint64_t failed_mask) const;
   // Failures any pattern of which is survivable (R10: 1, R1: n-1, ...).
   uint32_t guaranteed_redundancy() const;
+  // Further failures survived, whichever members they hit, with these
+  // members already failed (0 once !survives(failed_mask)).
+  uint32_t failures_tolerated(uint64_t failed_mask) const;
   std::string describe() const;
 };
 

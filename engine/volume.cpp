@@ -5,6 +5,7 @@
 
 #include "engine/invariant.h"
 #include "engine/ops/op.h"
+#include "engine/units.h"
 
 namespace gpuraid {
 
@@ -30,10 +31,11 @@ bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
     *err = "no members given";
     return false;
   }
-  uint64_t smallest = UINT64_MAX, largest = 0;
+  uint64_t smallest = UINT64_MAX, largest = 0, total = 0;
   for (Drive* d : members) {
     smallest = std::min(smallest, d->size_bytes());
     largest = std::max(largest, d->size_bytes());
+    total += d->size_bytes();
   }
   if (smallest <= data_offset) {
     *err = "a member (" + std::to_string(smallest) + " bytes) is not larger than the " +
@@ -46,8 +48,9 @@ bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
   if (note) {
     note->clear();
     if (smallest != largest)
-      *note = "members differ in size (" + std::to_string(smallest) + " to " + std::to_string(largest) +
-              " bytes): every member uses the smallest, " + std::to_string(smallest) + " bytes";
+      *note = "members differ in size (" + format_size(smallest) + " to " + format_size(largest) +
+              "): each gives as much as the smallest, " + format_size(total - smallest * members.size()) +
+              " of the larger ones is unused";
   }
   return true;
 }

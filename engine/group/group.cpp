@@ -14,26 +14,6 @@
 
 namespace gpuraid {
 
-const char* member_state_name(MemberState s) {
-  switch (s) {
-    case MemberState::Active: return "active";
-    case MemberState::Failed: return "failed";
-    case MemberState::Rebuilding: return "rebuilding";
-    case MemberState::Missing: return "missing";
-  }
-  return "?";
-}
-
-const char* group_state_name(GroupState s) {
-  switch (s) {
-    case GroupState::Optimal: return "optimal";
-    case GroupState::Degraded: return "degraded";
-    case GroupState::Rebuilding: return "rebuilding";
-    case GroupState::Failed: return "failed";
-  }
-  return "?";
-}
-
 const char* group_event_name(GroupEvent::Kind k) {
   static const char* names[] = {"member_failed", "spare_taken", "rebuild_started", "rebuild_progress",
                                 "rebuild_finished", "resync_started", "resync_finished", "init_started",
@@ -52,6 +32,12 @@ Group::~Group() {
     if (impl_->bg) impl_->bg->shutdown();
   }
   volume_.reset();
+}
+
+static std::string join_notes(const std::vector<std::string>& notes) {
+  std::string s;
+  for (const auto& n : notes) s += (s.empty() ? "" : "; ") + n;
+  return s;
 }
 
 static bool fail(std::string* err, const std::string& m) {
@@ -202,7 +188,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   Impl& im = *grp->impl_;
   im.sb = top;
   im.drives.resize(kMaxSlots);
-  std::string notes;
+  std::vector<std::string> notes;  // for the operator, joined by "; "
   uint64_t failed = 0;
   int rebuilding = -1;
   for (uint32_t s = 0; s < kMaxSlots; s++) {
@@ -219,7 +205,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       continue;
     }
     if (sl.state == SlotState::Active && !current) {
-      notes += "member " + std::to_string(s) + (here ? " is stale (generation " + std::to_string(reads[it->second].sb.generation) + " < " + std::to_string(top.generation) + ")" : " is missing") + "; ";
+      notes.push_back("member " + std::to_string(s) + (here ? " is stale (generation " + std::to_string(reads[it->second].sb.generation) + " < " + std::to_string(top.generation) + ")" : " is missing"));
       sl.state = SlotState::Failed;
     }
     if (sl.state == SlotState::Rebuilding && !here) sl.state = SlotState::Failed;
@@ -227,7 +213,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     // running daemon only (the bitmap does not tell missed from in flight):
     // after a restart it is rebuilt in full.
     if (sl.state == SlotState::Missing) {
-      notes += "member " + std::to_string(s) + " was missing (path lost) at the last stop: it is rebuilt in full; ";
+      notes.push_back("member " + std::to_string(s) + " was missing (path lost) at the last stop: it is rebuilt in full");
       sl.state = SlotState::Failed;
     }
     if (sl.state == SlotState::Failed) failed |= 1ull << s;
@@ -242,7 +228,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   const uint64_t unusable = failed | (rebuilding >= 0 ? 1ull << rebuilding : 0);
   if (!g.survives(unusable))
     return fail(err, "too few members to start: " + std::to_string(g.members - __builtin_popcountll(unusable)) +
-                         " of " + std::to_string(g.members) + " usable (" + notes + "); " + level_name(g.level) +
+                         " of " + std::to_string(g.members) + " usable (" + join_notes(notes) + "); " + level_name(g.level) +
                          " needs at least " + std::to_string(g.members - g.guaranteed_redundancy())), nullptr;
   // An unclean stop leaves dirty regions: their parity is recomputed. A
   // degraded array cannot do that (the write hole): refuse unless forced.
@@ -262,7 +248,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     if (n && unusable && g.has_parity() && !force)
       return fail(err, "stopped uncleanly while degraded: parity of " + std::to_string(n) +
                            " dirty regions may be stale and cannot be recomputed; start with force to accept that"), nullptr;
-    if (n) notes += "unclean stop: " + std::to_string(n) + " dirty regions will be resynced; ";
+    if (n) notes.push_back("unclean stop: " + std::to_string(n) + " dirty regions will be resynced");
   }
   // Missing members get a null stand-in (never used: they are failed).
   std::vector<Drive*> vm;
@@ -281,9 +267,9 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     const uint64_t cp = im.sb.slots[rebuilding].rebuild_checkpoint / g.strip_bytes;
     if (!grp->volume_->start_rebuild(uint32_t(rebuilding), im.drives[rebuilding].get(), cp, err)) return nullptr;
     im.persisted_rebuild_cp = cp;
-    notes += "rebuild of member " + std::to_string(rebuilding) + " resumes at " + std::to_string(cp * 100 / std::max<uint64_t>(1, g.stripes())) + "%; ";
+    notes.push_back("rebuild of member " + std::to_string(rebuilding) + " resumes at " + std::to_string(cp * 100 / std::max<uint64_t>(1, g.stripes())) + "%");
   }
-  if (failed) notes += "starting degraded; ";
+  if (failed) notes.push_back("starting degraded");
   grp->uuid_ = uuid_str(top.group_uuid);
   grp->name_ = top.name;
   // Members that cannot take the new superblock fail here (and that is persisted on the others).
@@ -291,8 +277,8 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   if (grp->volume_->failed())
     return fail(err, "too few members can take their superblock: " + p.first_error()), nullptr;
   for (const auto& [slot, why] : p.errors)
-    if (slot < g.members) notes += "member " + std::to_string(slot) + " failed: " + why + "; ";
-  if (p.failed && !failed) notes += "starting degraded; ";
+    if (slot < g.members) notes.push_back("member " + std::to_string(slot) + " failed: " + why);
+  if (p.failed && !failed) notes.push_back("starting degraded");
   if (!dirty.empty()) {
     im.wi->set_suspect(dirty);
     if (im.wi->suspect_regions()) {
@@ -304,7 +290,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     im.rebuild_slot = rebuilding;
     im.bg->arm_rebuild(grp->volume_->rebuild_checkpoint());
   }
-  if (note) *note = notes;
+  if (note) *note = join_notes(notes);
   return grp;
 }
 
@@ -324,9 +310,13 @@ uint64_t Group::generation() const {
 }
 
 GroupState Group::state() const {
+  const Impl& im = *impl_;
   if (volume_->failed()) return GroupState::Failed;
-  if (volume_->rebuilding_member() >= 0 || impl_->rebuild_finished.load()) return GroupState::Rebuilding;
+  // failed_mask() holds failed and missing members, not the one being rebuilt.
   if (volume_->failed_mask()) return GroupState::Degraded;
+  if (volume_->rebuilding_member() >= 0 || im.rebuild_finished.load()) return GroupState::Rebuilding;
+  if (im.wi->suspect_regions()) return GroupState::Resyncing;
+  if (im.bg->progress(Work::Init).active) return GroupState::Initializing;
   return GroupState::Optimal;
 }
 
@@ -468,10 +458,21 @@ ScrubReport Group::last_scrub() const {
   return r;
 }
 
-bool Group::redundancy_claimed() const {
+Redundancy Group::redundancy(uint32_t* failures_tolerated) const {
   const Impl& im = *impl_;
-  return volume_->unusable_mask() == 0 && im.wi->suspect_regions() == 0 && !im.bg->progress(Work::Init).active &&
-         !im.bg->progress(Work::Rebuild).active;
+  const Geometry& g = volume_->geometry();
+  const uint64_t unusable = volume_->unusable_mask();
+  uint32_t n = 0;
+  Redundancy r;
+  if (!g.survives(unusable)) r = Redundancy::Lost;
+  else if (g.guaranteed_redundancy() == 0) r = Redundancy::None;
+  else if (im.wi->suspect_regions() || im.bg->progress(Work::Init).active) r = Redundancy::Pending;
+  else {
+    n = g.failures_tolerated(unusable);
+    r = unusable || im.bg->progress(Work::Rebuild).active ? Redundancy::Reduced : Redundancy::Full;
+  }
+  if (failures_tolerated) *failures_tolerated = n;
+  return r;
 }
 
 bool Group::stop(std::string* err) {

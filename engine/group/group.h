@@ -22,10 +22,19 @@
 namespace gpuraid {
 
 enum class MemberState : uint8_t { Active = 0, Failed = 1, Rebuilding = 2, Missing = 3 };
-const char* member_state_name(MemberState s);
 
-enum class GroupState : uint8_t { Optimal, Degraded, Rebuilding, Failed };
-const char* group_state_name(GroupState s);
+// One state, by precedence: Failed (past what the level survives) >
+// Degraded (a member failed or missing that no rebuild is restoring) >
+// Rebuilding > Resyncing (dirty regions of an unclean stop) > Initializing
+// (background init) > Optimal. docs/STATES.md says what each means; the
+// words operators read come from the API (proto/api_words.h), not from here.
+enum class GroupState : uint8_t { Optimal, Degraded, Rebuilding, Failed, Initializing, Resyncing };
+
+// How much redundancy a group has now (docs/STATES.md): Full (healthy and
+// consistent), Reduced (members failed, missing or rebuilding), None (the
+// level has none: RAID 0), Pending (init or resync still making parity or
+// mirrors consistent), Lost (the group failed).
+enum class Redundancy : uint8_t { Full, Reduced, None, Pending, Lost };
 
 struct GroupConfig {
   std::string name;                           // operator's name for the group (stored in the superblock)
@@ -128,7 +137,10 @@ class Group {
   Progress init_progress() const;
   Progress scrub_progress() const;
   ScrubReport last_scrub() const;
-  bool redundancy_claimed() const;  // false while init/resync/rebuild is pending
+  // *failures_tolerated: further member failures survived now, whichever
+  // members fail (0 unless Full or Reduced).
+  Redundancy redundancy(uint32_t* failures_tolerated = nullptr) const;
+  bool redundancy_claimed() const { return redundancy() == Redundancy::Full; }
 
   // Path loss (path_loss.cpp). A member whose path is lost but may come
   // back is "missing": I/O serves degraded and the write-intent bitmap

@@ -164,7 +164,9 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
                                               strerror(-e) + "); serving degraded, its missed writes are tracked");
   };
   ev.member_failed = [this](uint32_t m, int e) {
-    emit(GroupEvent::MemberFailed, int(m), std::string("member ") + std::to_string(m) + " failed: " + strerror(-e));
+    // -ECANCELED is the operator's fail (Group::fail_member), not an I/O error.
+    emit(GroupEvent::MemberFailed, int(m),
+         "member " + std::to_string(m) + (e == -ECANCELED ? " was failed by the operator" : std::string(" failed: ") + strerror(-e)));
     want_auto_replace = true;
   };
   ev.group_failed = [this] { emit(GroupEvent::GroupFailed, -1, "more members failed than the level survives"); };

@@ -58,13 +58,20 @@ json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.arg
 # check "what" EXPECTED ACTUAL
 check() { [ "$2" == "$3" ] || fail "$1: got '$3', want '$2'"; echo "   ok: $1 = $3"; }
 
-# has_events KIND...: every kind (EVENT_KIND_ without the prefix) is among
-# the daemon's recent events (gpuraid events --json: one object a line).
+# has_events KIND...: every kind (its word, as `gpuraid events` prints it:
+# MEMBER_FAILED or member_failed) is among the daemon's recent events
+# (gpuraid events --json: JSON Lines, one object a line).
 has_events() {
   gp events --json | python3 -c '
 import json, sys
 kinds = {json.loads(l)["kind"] for l in sys.stdin if l.strip()}
-missing = {"EVENT_KIND_" + k for k in sys.argv[1:]} - kinds
+missing = {k.lower() for k in sys.argv[1:]} - kinds
 sys.exit("missing events: %s" % sorted(missing) if missing else 0)' "$@" || fail "events missing"
   echo "   ok: events $*"
 }
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# scrape PORT: the daemon's metrics page (python3: no curl needed); fails when nothing answers.
+scrape() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "http://127.0.0.1:$1/metrics"; }

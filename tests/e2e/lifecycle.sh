@@ -18,11 +18,11 @@ step "create RAID 5 (r5) over pd0-pd3 and RAID 6 (r6) over pd4-pd9; pd10 into th
 gp dg create --level 5 --strip 64K --name r5 pd0 pd1 pd2 pd3
 gp dg create --level 6 --strip 32K --name r6 pd4 pd5 pd6 pd7 pd8 pd9
 gp pd spare pd10
-check "r6 level" RAID_LEVEL_6 "$(gp dg show r6 --json | json 'd["level"]')"
+check "r6 level" raid6 "$(gp dg show r6 --json | json 'd["level"]')"
 check "r6 members" 6 "$(gp dg show r6 --json | json 'len(d["members"])')"
 gp dg show r5 --watch --interval 0.2
 gp dg show r6 --watch --interval 0.2
-check "r5 state" GROUP_STATE_OPTIMAL "$(gp dg show r5 --json | json 'd["state"]')"
+check "r5 state" optimal "$(gp dg show r5 --json | json 'd["state"]')"
 
 step "create VDs and write patterns through the engine"
 gp vd create r5 --size 48M --name v5
@@ -54,7 +54,7 @@ start_daemon
 check "v5 export after restart" true "$(gp vd show v5 --json | json 'str(d["export"]["active"]).lower()')"
 nbdinfo "$URI" >/dev/null || fail "the NBD export did not come back after the restart"
 check "groups after restart" "r5 r6" "$(gp dg list --json | json '" ".join(g["name"] for g in d["groups"])')"
-check "r6 after restart" GROUP_STATE_OPTIMAL "$(gp dg show r6 --json | json 'd["state"]')"
+check "r6 after restart" optimal "$(gp dg show r6 --json | json 'd["state"]')"
 check "v6 size after restart" "$V6" "$(gp vd show v6 --json | json 'int(d["size_bytes"])')"
 gp vd read v5 --verify-pattern 5 --length 48M
 gp vd read v6 --verify-pattern 6 --length 64M
@@ -69,13 +69,13 @@ done
 check "pd10 taken by" r5 "$(gp pd show pd10 --json | json 'd["group"]')"
 has_events MEMBER_FAILED SPARE_TAKEN
 gp dg show r5 --watch --interval 0.2
-check "r5 after rebuild" GROUP_STATE_OPTIMAL "$(gp dg show r5 --json | json 'd["state"]')"
+check "r5 after rebuild" optimal "$(gp dg show r5 --json | json 'd["state"]')"
 gp vd read v5 --verify-pattern 5 --length 48M
 
 step "fail two of r6's members (pd5, pd6): data still reads"
 gp pd fail pd5 >/dev/null
 gp pd fail pd6 >/dev/null
-check "r6 degraded" GROUP_STATE_DEGRADED "$(gp dg show r6 --json | json 'd["state"]')"
+check "r6 degraded" degraded "$(gp dg show r6 --json | json 'd["state"]')"
 gp vd read v6 --verify-pattern 6 --length 64M
 gp vd write v6 --offset 64M --pattern 66 --length 8M
 
@@ -88,7 +88,7 @@ start_daemon
 gp dg show r6
 gp dg rates r6 --rebuild 0
 gp dg show r6 --watch --interval 0.2
-check "pd11 after its rebuild" DRIVE_STATE_ONLINE "$(gp pd show pd11 --json | json 'd["state"]')"
+check "pd11 after its rebuild" online "$(gp pd show pd11 --json | json 'd["state"]')"
 gp vd read v6 --verify-pattern 6 --length 64M
 gp vd read v6 --offset 64M --verify-pattern 66 --length 8M
 
@@ -97,8 +97,8 @@ gp pd add "$T/drive12.img" --size 64M
 IDX=$(gp pd show pd6 --json | json 'd["member_index"]')
 gp dg replace r6 --member "$IDX" --with pd12
 gp dg show r6 --watch --interval 0.2
-check "r6 after two rebuilds" GROUP_STATE_OPTIMAL "$(gp dg show r6 --json | json 'd["state"]')"
-check "r6 members online" 6 "$(gp dg show r6 --json | json 'sum(m["state"] == "DRIVE_STATE_ONLINE" for m in d["members"])')"
+check "r6 after two rebuilds" optimal "$(gp dg show r6 --json | json 'd["state"]')"
+check "r6 members online" 6 "$(gp dg show r6 --json | json 'sum(m["state"] == "online" for m in d["members"])')"
 gp vd read v6 --verify-pattern 6 --length 64M
 
 step "scrub r6: no mismatches"
@@ -124,7 +124,7 @@ gp vd delete small
 gp vd unexport v5
 gp vd delete v5
 gp dg delete r5
-check "pd0 after delete" DRIVE_ROLE_FREE "$(gp pd show pd0 --json | json 'd["role"]')"
+check "pd0 after delete" free "$(gp pd show pd0 --json | json 'd["role"]')"
 gp dg delete r6 --force
 check "groups left" 0 "$(gp dg list --json | json 'len(d.get("groups", []))')"
 gp pd remove pd1

@@ -81,13 +81,13 @@ start_daemon
 for pair in pd8=pd0 pd9=pd3; do
   id=${pair%=*} pd=${pair##*=}
   gp pd show "$id" --json >"$T/pd.json"
-  check "$id state" DRIVE_STATE_MISSING "$(json 'd["state"]' <"$T/pd.json")"
+  check "$id state" missing "$(json 'd["state"]' <"$T/pd.json")"
   note=$(json 'd["note"]' <"$T/pd.json")
   [[ "$note" == *"same file as $pd ("* ]] || fail "$id's note does not name $pd: $note"
   echo "   $id: $note"
 done
-check "pd3 state" DRIVE_STATE_ONLINE "$(gp pd show pd3 --json | json 'd["state"]')"
-check "dg0 state" GROUP_STATE_OPTIMAL "$(gp dg show dg0 --json | json 'd["state"]')"
+check "pd3 state" online "$(gp pd show pd3 --json | json 'd["state"]')"
+check "dg0 state" optimal "$(gp dg show dg0 --json | json 'd["state"]')"
 expect_rc 1 gp pd spare pd9
 gp pd remove pd8 >/dev/null
 gp pd remove pd9 >/dev/null

@@ -94,6 +94,25 @@ TEST(Geometry, Survival) {
   EXPECT_FALSE(r0.survives(1));
 }
 
+// Further failures survived now, whichever members they hit.
+TEST(Geometry, FailuresTolerated) {
+  Geometry r5 = make(Level::R5, 4), r6 = make(Level::R6, 6), r10 = make(Level::R10, 4),
+           ec = make(Level::EC, 7, 3), r1 = make(Level::R1, 3), r0 = make(Level::R0, 2);
+  EXPECT_EQ(r0.failures_tolerated(0), 0u);
+  EXPECT_EQ(r5.failures_tolerated(0), 1u);
+  EXPECT_EQ(r5.failures_tolerated(0b0010), 0u);
+  EXPECT_EQ(r6.failures_tolerated(0), 2u);
+  EXPECT_EQ(r6.failures_tolerated(0b000100), 1u);
+  EXPECT_EQ(r6.failures_tolerated(0b100001), 0u);
+  EXPECT_EQ(r6.failures_tolerated(0b100011), 0u);  // past it: failed
+  EXPECT_EQ(ec.failures_tolerated(0b0000001), 2u);
+  EXPECT_EQ(r1.failures_tolerated(0), 2u);
+  EXPECT_EQ(r1.failures_tolerated(0b001), 1u);
+  EXPECT_EQ(r10.failures_tolerated(0), 1u);
+  EXPECT_EQ(r10.failures_tolerated(0b0100), 0u);  // pair 1 has one copy left
+  for (const Geometry* g : {&r5, &r6, &r10, &ec, &r1, &r0}) EXPECT_EQ(g->failures_tolerated(0), g->guaranteed_redundancy());
+}
+
 TEST(Geometry, RefusesBadGeometry) {
   Geometry g;
   std::string err;

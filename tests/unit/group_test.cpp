@@ -231,11 +231,18 @@ TEST(GroupRebuild, ReplaceAndRebuildWhileIoContinues) {
   Volume& v = g->volume();
   Image img(v.size_bytes());
   img.write_all(rig, v);
+  uint32_t tolerated = 0;
+  EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Full);
+  EXPECT_EQ(tolerated, 2u);
   ASSERT_TRUE(g->fail_member(2, &err)) << err;
   EXPECT_EQ(g->state(), GroupState::Degraded);
+  EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Reduced);
+  EXPECT_EQ(tolerated, 1u);
   g->set_rebuild_rate(6u << 20);  // slow enough that I/O overlaps the rebuild
   ASSERT_TRUE(g->replace_member(2, rig.open(6), false, &err)) << err;
   EXPECT_EQ(g->state(), GroupState::Rebuilding);
+  EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Reduced);
+  EXPECT_EQ(tolerated, 1u) << "the member being rebuilt does not count yet";
   std::mt19937_64 rng(5);
   int rounds = 0;
   while (g->rebuild_progress().running && rounds < 40) {
@@ -302,6 +309,10 @@ TEST(GroupRebuild, Raid6SurvivesASecondFailureDuringRebuild) {
   ASSERT_TRUE(g->replace_member(0, rig.open(5), false, &err)) << err;
   ASSERT_TRUE(rig.wait([&] { return g->rebuild_progress().fraction > 0.2; }));
   ASSERT_TRUE(g->fail_member(3, &err)) << err;  // mid-rebuild
+  EXPECT_EQ(g->state(), GroupState::Degraded) << "member 3 waits for a replacement: degraded, not just rebuilding";
+  uint32_t tolerated = 9;
+  EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Reduced);
+  EXPECT_EQ(tolerated, 0u);
   img.check(rig, v);
   g->set_rebuild_rate(0);
   ASSERT_TRUE(rig.wait([&] { return !g->rebuild_progress().running; }));
@@ -312,6 +323,7 @@ TEST(GroupRebuild, Raid6SurvivesASecondFailureDuringRebuild) {
   v.fail_member(1, -EIO);
   v.fail_member(2, -EIO);
   EXPECT_EQ(g->state(), GroupState::Failed);
+  EXPECT_EQ(g->redundancy(), Redundancy::Lost);
   AlignedBuf b(65536);
   EXPECT_EQ(-EIO, rig.io(v, IoRequest::Read, 0, 65536, b.data()));
   EXPECT_TRUE(has_event(rig, GroupEvent::GroupFailed));
@@ -424,8 +436,15 @@ TEST(GroupWriteIntent, CleanStopLeavesNoDirtyBitsAndUncleanStopResyncsDirtyRegio
   ASSERT_TRUE(g) << err;
   EXPECT_NE(note.find("2 dirty regions"), std::string::npos) << note;
   EXPECT_FALSE(g->redundancy_claimed());
+  EXPECT_EQ(g->state(), GroupState::Resyncing);
+  uint32_t tolerated = 9;
+  EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Pending);
+  EXPECT_EQ(tolerated, 0u) << "nothing is guaranteed before the resync";
   ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ResyncFinished); }));
   EXPECT_TRUE(g->redundancy_claimed());
+  EXPECT_EQ(g->state(), GroupState::Optimal);
+  EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Full);
+  EXPECT_EQ(tolerated, 1u);
   EXPECT_EQ(g->resync_progress().total_bytes, 2 * region_stripes * geo.strip_bytes) << "only dirty regions resync";
   ASSERT_TRUE(g->start_scrub(false, &err));
   ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
@@ -466,13 +485,42 @@ TEST(GroupInit, BackgroundInitMakesGarbageConsistent) {
   ASSERT_TRUE(g) << err;
   EXPECT_TRUE(g->init_progress().running);
   EXPECT_FALSE(g->redundancy_claimed());
+  EXPECT_EQ(g->state(), GroupState::Initializing);
+  EXPECT_EQ(g->redundancy(), Redundancy::Pending);
   Image img(g->volume().size_bytes());
   std::mt19937_64 rng(1);
   img.write_random(rig, g->volume(), rng, 30);  // writes during init
   ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::InitFinished); }));
   EXPECT_TRUE(g->redundancy_claimed());
+  EXPECT_EQ(g->state(), GroupState::Optimal);
   ASSERT_TRUE(g->start_scrub(false, &err));
   ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
   EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
   ASSERT_TRUE(g->stop(&err));
+}
+
+TEST(GroupStates, Raid0HasNoRedundancy) {
+  GroupRig rig(3);
+  std::string err;
+  auto g = rig.create(config(Level::R0), 0, 3, &err);
+  ASSERT_TRUE(g) << err;
+  uint32_t tolerated = 9;
+  EXPECT_EQ(g->state(), GroupState::Optimal);
+  EXPECT_EQ(g->redundancy(&tolerated), Redundancy::None);
+  EXPECT_EQ(tolerated, 0u);
+  EXPECT_FALSE(g->redundancy_claimed());
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// The operator's fail reads as the operator's, not as an I/O error.
+TEST(GroupStates, OperatorFailSaysSo) {
+  GroupRig rig(4);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  ASSERT_TRUE(g->fail_member(1, &err)) << err;
+  GroupEvent e;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::MemberFailed, &e); }, 10));
+  EXPECT_EQ(e.message, "member 1 was failed by the operator");
+  ASSERT_TRUE(g->stop(&err)) << err;
 }

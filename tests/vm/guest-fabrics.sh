@@ -137,7 +137,7 @@ step_path_return() {
   # Member 5 is ${NQN}1 on port 2: its path goes away, I/O goes on, it comes back.
   port_down 2 ${NQN}1 || fail "port down"
   wait_event member_missing 30 || return 1
-  [ "$(member_state 5)" = DRIVE_STATE_MISSING ] || fail "member 5 is $(member_state 5), not missing"
+  [ "$(member_state 5)" = missing ] || fail "member 5 is $(member_state 5), not missing"
   # Short, so that the path is back well within ctrl-loss-tmo even on a loaded TCG host.
   gp vd write vd0 --pattern 7 --offset 96M --length 2M >/dev/null || fail "write while missing"
   port_up 2 ${NQN}1 || fail "port up"
@@ -148,7 +148,7 @@ step_path_return() {
   local all=$(sed -n 's/.*resynced: \([0-9]*\) of \([0-9]*\) bytes.*/\2/p' <<<"$msg")
   [ -n "$done" ] && [ "$done" -gt 0 ] && [ "$done" -lt "$all" ] || fail "not a partial resync: '$msg'"
   gp events | grep -qi " member_failed " && fail "a member failed during the path loss"
-  [ "$(gp dg show dg0 --json | json 'd["state"]')" = GROUP_STATE_OPTIMAL ] || fail "dg0 is not optimal again"
+  [ "$(gp dg show dg0 --json | json 'd["state"]')" = optimal ] || fail "dg0 is not optimal again"
   [ "$(gp dg show dg0 --json | json 'len(d["spares"])')" = 1 ] || fail "the spare was used"
   result "path loss within ctrl-loss-tmo: member resynced $done of $all bytes ($((done * 100 / all))%)"
   fio_nbd base 0 32M --verify_only
@@ -164,16 +164,16 @@ step_path_return() {
 step_path_timeout() {
   port_down 2 ${NQN}1 || fail "port down"
   local t0=$(date +%s)
-  for _ in $(seq 1 300); do [ "$(member_state 5)" = DRIVE_STATE_MISSING ] && break; sleep 0.1; done
+  for _ in $(seq 1 300); do [ "$(member_state 5)" = missing ] && break; sleep 0.1; done
   gp vd write vd0 --pattern 9 --offset 160M --length 4M >/dev/null || fail "write while missing"
   wait_event member_failed $((LOSS_TMO + 60)) || return 1
   log "member failed $(( $(date +%s) - t0 )) s after the path went away (ctrl-loss-tmo $LOSS_TMO s)"
   wait_event spare_taken 30 || return 1
   for _ in $(seq 1 1200); do
-    [ "$(gp dg show dg0 --json | json 'd["state"]')" = GROUP_STATE_OPTIMAL ] && break
+    [ "$(gp dg show dg0 --json | json 'd["state"]')" = optimal ] && break
     sleep 0.5
   done
-  [ "$(gp dg show dg0 --json | json 'd["state"]')" = GROUP_STATE_OPTIMAL ] || fail "no rebuild onto the spare"
+  [ "$(gp dg show dg0 --json | json 'd["state"]')" = optimal ] || fail "no rebuild onto the spare"
   result "path lost past ctrl-loss-tmo: member failed, spare rebuilt in $(( $(date +%s) - t0 )) s"
   fio_nbd base 0 32M --verify_only
   gp vd read vd0 --offset 96M --length 2M --verify-pattern 7 >/dev/null || fail "data of the first path loss"

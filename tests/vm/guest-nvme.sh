@@ -98,7 +98,7 @@ INIT=$(gp events --json | python3 -c '
 import json, sys
 for l in sys.stdin:
     e = json.loads(l)
-    if e["kind"] == "EVENT_KIND_GROUP_CREATED": print(e["message"].split("initialisation: ", 1)[1])')
+    if e["kind"] == "group_created": print(e["message"].split("initialisation: ", 1)[1])')
 result "dg create ($(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s): initialisation: $INIT"
 if [ "$ZEROES" = True ]; then
   case "$INIT" in instant*) ;; *) fail "DLFEAT allows instant initialisation, got: $INIT" ;; esac
@@ -116,7 +116,7 @@ echo "   refused: $ERR"
 expect_rc 1 gp pd add "${D[1]}"
 echo "$ERR" | grep -q "already registered as pd1" || fail "member path refusal unclear: $ERR"
 check "groups" 1 "$(gp --json dg list | json 'len(d["groups"])')"
-check "dg0 state" GROUP_STATE_OPTIMAL "$(gp --json dg show dg0 | json 'd["state"]')"
+check "dg0 state" optimal "$(gp --json dg show dg0 | json 'd["state"]')"
 
 step "scrub: every stripe consistent (instant init made parity right)"
 t0=$(date +%s.%N)
@@ -175,13 +175,13 @@ result "renumbered: $BEFORE-> $AFTER"
 
 step "restart: the group assembles from the same namespaces, found by identity"
 start_daemon
-check "dg0 state" GROUP_STATE_OPTIMAL "$(gp --json dg show dg0 | json 'd["state"]')"
+check "dg0 state" optimal "$(gp --json dg show dg0 | json 'd["state"]')"
 for i in 0 1 2 3; do
   gp --json pd show pd$i >"$W/pd$i.json"
   check "pd$i path (vmlane$i)" "$(dev_of vmlane$i)" "$(json 'd["path"]' <"$W/pd$i.json")"
   check "pd$i serial" vmlane$i "$(json 'd["nvme"]["serial"]' <"$W/pd$i.json")"
   check "pd$i member index" $i "$(json 'd["member_index"]' <"$W/pd$i.json")"
-  check "pd$i state" DRIVE_STATE_ONLINE "$(json 'd["state"]' <"$W/pd$i.json")"
+  check "pd$i state" online "$(json 'd["state"]' <"$W/pd$i.json")"
 done
 grep -q "is now at" "$T/daemon.log" || fail "the daemon did not log the new paths"
 grep "is now at" "$T/daemon.log" | sed 's/^/   /'

@@ -154,7 +154,7 @@ step_daemon_fail() {
   # The pool spare (pd4) takes member 2's place and the group rebuilds.
   local t0=$(date +%s.%N)
   wait_group r5 'g["members"][2]["drive"] == "pd4"' 60 || return 1
-  wait_group r5 'g["state"] == "GROUP_STATE_OPTIMAL"' 600 || return 1
+  wait_group r5 'g["state"] == "optimal"' 600 || return 1
   local t1=$(date +%s.%N)
   result "gpuraidd: spare takeover + rebuild of a 128 MiB member (TCG): $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
   $C events | grep -q "rebuild_finished" || fail "no rebuild_finished event"
@@ -166,7 +166,7 @@ step_daemon_fail() {
   local out
   out=$($C pd fail pd1 2>&1) && fail "pd fail past redundancy was accepted"
   echo "$out" | grep -q "would fail the group" || fail "pd fail past redundancy: '$out'"
-  [ "$(group_field r5 'g["members"][1]["state"]')" = DRIVE_STATE_ONLINE ] || fail "the refused pd fail changed member 1"
+  [ "$(group_field r5 'g["members"][1]["state"]')" = online ] || fail "the refused pd fail changed member 1"
   # Unexport while I/O is in flight (this fio overwrites the verified
   # data): fio ends with errors, the daemon stays up, the device goes
   # away; exporting again works.
@@ -196,7 +196,7 @@ step_daemon_cycles() {
   start_daemon --nvme-passthru || return 1
   local i=0 ids=()
   for d in "${ds[@]:0:3}"; do $C pd add $d --id c$i >/dev/null && ids+=(c$i); i=$((i + 1)); done
-  $C --json pd show c0 | grep -q DRIVE_TYPE_NVME_CHAR || fail "${ds[0]} was not added as nvme-char: $($C pd show c0)"
+  $C --json pd show c0 | grep -q "\"nvme_char\"" || fail "${ds[0]} was not added as nvme-char: $($C pd show c0)"
   $C dg create --level 5 --strip 64K --name cyc --force --assume-zeroed "${ids[@]}" >/dev/null || { fail "dg create"; return 1; }
   $C vd create cyc --size 64M --name cv >/dev/null || { fail "vd create"; return 1; }
   $C vd export cv --ublk >/dev/null && $C vd unexport cv >/dev/null || { fail "first export"; return 1; }
