@@ -96,6 +96,13 @@ uint64_t WriteIntent::clear_all(std::string* why) {
   return failed;
 }
 
+bool WriteIntent::copy_to(Drive& d, std::string* err) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (uint64_t b = 0; b * 4096 < bits_.size() || b == 0; b++)
+    if (!write_bitmap_block(d, bits_.data(), bits_.size(), b, err)) return false;
+  return true;
+}
+
 void WriteIntent::set_suspect(const std::vector<uint8_t>& bits) {
   uint64_t n = 0;
   for (uint64_t r = 0; r < regions_; r++) {

@@ -67,8 +67,9 @@ class WriteIntent {
   uint64_t suspect_regions() const { return suspect_count_.load(); }
   uint64_t dirty_regions() const;
 
-  // Path loss: while tracking, every region written (end()) is also
-  // "missed": a missing member lacks its writes. A missed region stays
+  // While a member is missing or failed, every region written (end()) is
+  // also "missed": that member lacks its writes, and a re-add rebuilds
+  // only those regions. A missed region stays
   // dirty (clear_idle leaves it) until clear_missed(), so its bit on disk
   // names it after a crash too.
   void set_tracking(bool on) { tracking_.store(on, std::memory_order_seq_cst); }
@@ -77,6 +78,9 @@ class WriteIntent {
   uint64_t missed_regions() const;
   void clear_missed();
   uint64_t bitmap_bytes() const { return (regions_ + 7) / 8; }
+  // Writes the whole bitmap image as it is now to a drive coming back into
+  // the group (its own copy is as old as its failure).
+  bool copy_to(Drive& d, std::string* err);
 
  private:
   struct BlockWrite {
