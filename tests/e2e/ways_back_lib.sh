@@ -1,0 +1,37 @@
+# Helpers of the "ways back" scripts (dirty_degraded, readd, wipe, spares,
+# rebuild_control, delete_exported); sourced after lib.sh.
+
+# SIGKILL: the daemon stops uncleanly (its groups' bitmaps stay dirty).
+kill_daemon() {
+  kill -KILL "$DPID"
+  wait "$DPID" 2>/dev/null || true
+  DPID=
+}
+
+# wait_for "what" SECONDS CMD...: until CMD succeeds.
+wait_for() {
+  local what=$1 secs=$2
+  shift 2
+  for _ in $(seq $((secs * 10))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "timed out after ${secs}s waiting for: $what"
+}
+
+gstate() { gp dg show "$1" --json | json 'd["state"]'; }
+
+# last_event KIND: the message of the newest event of that kind ("" if none).
+last_event() {
+  gp events --json | python3 -c '
+import json, sys
+m = ""
+for l in sys.stdin:
+    if l.strip():
+        e = json.loads(l)
+        if e["kind"] == "EVENT_KIND_" + sys.argv[1]: m = e.get("message", "")
+print(m)' "$1"
+}
+
+# expect_err_has TEXT: the last expect_rc's stderr says TEXT.
+expect_err_has() { grep -q -- "$1" <<<"$ERR" || fail "the message does not say '$1': $ERR"; echo "   ok: says '$1'"; }
