@@ -8,12 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 
-start_daemon
-for i in 0 1 2 3 4; do gp pd add "$T/drive$i.img" --size 64M >/dev/null; done
-gp dg create --level 5 --name r5 pd0 pd1 pd2 pd3 >/dev/null
-gp dg show r5 --watch --interval 0.2 >/dev/null
-gp vd create r5 --size 64M --name v >/dev/null
-gp vd write v --pattern 1 --length 64M
+r5_with_volume
 
 step "fail pd1, write, SIGKILL the daemon: r5 is offline, saying how to get it back"
 gp pd fail pd1 >/dev/null

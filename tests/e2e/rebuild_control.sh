@@ -9,12 +9,7 @@ source "$(dirname "$0")/ways_back_lib.sh"
 done_bytes() { gp dg show r5 --json | json 'int(d["rebuild"].get("done_bytes", 0))'; }
 held() { gp dg show r5 --json | json 'str(d.get("rebuild_held", False)).lower()'; }
 
-start_daemon
-for i in 0 1 2 3 4; do gp pd add "$T/drive$i.img" --size 64M >/dev/null; done
-gp dg create --level 5 --name r5 pd0 pd1 pd2 pd3 >/dev/null
-gp dg show r5 --watch --interval 0.2 >/dev/null
-gp vd create r5 --size 64M --name v >/dev/null
-gp vd write v --pattern 1 --length 64M
+r5_with_volume
 
 step "nothing to hold or start yet"
 expect_rc 1 gp dg rebuild r5 stop
