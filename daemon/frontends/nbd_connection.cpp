@@ -38,6 +38,7 @@ NbdConnection::NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExport
   buf_task_ = {on_buffers, this, nullptr};
   send_retry_task_ = {on_send_retry, this, nullptr};
   drain_task_ = {on_drain, this, nullptr};
+  idle_task_ = {on_close_if_idle, this, nullptr};
   iov_.resize(kMaxBatch * 2);
   batch_.reserve(kMaxBatch);
 }
@@ -63,6 +64,16 @@ void NbdConnection::on_drain(Task* t) {
   if (c->closing_) return;
   c->draining_ = true;
   c->pump();
+}
+
+void NbdConnection::close_if_idle() { r_.post(&idle_task_); }
+
+void NbdConnection::on_close_if_idle(Task* t) {
+  auto* c = static_cast<NbdConnection*>(t->arg);
+  // Nothing in flight, nothing half received, never told: an idle client.
+  if (c->draining_ && !c->told_ && !c->closing_ && c->inflight_ == 0 && c->rx_ == RxState::Header &&
+      c->rtail_ == c->rhead_)
+    c->begin_close(nullptr);
 }
 
 void NbdConnection::on_buffers(Task* t) {
@@ -99,7 +110,9 @@ void NbdConnection::pump() {
       cur_ = nullptr;
     }
   }
-  if ((disconnecting_ || draining_) && inflight_ == 0 && !closing_) begin_close(nullptr);
+  // Draining: closed once the client has been told (an NBD_ESHUTDOWN sent)
+  // and nothing is in flight; an idle one by close_if_idle.
+  if ((disconnecting_ || (draining_ && told_)) && inflight_ == 0 && !closing_) begin_close(nullptr);
   arm_recv();
 }
 
@@ -131,7 +144,7 @@ bool NbdConnection::parse_header() {
   large_writes_ = type == kCmdWrite && len >= kLargeWrite;
   const uint32_t bad = data ? check(off, len, type == kCmdWrite) : 0;
   // Draining: nothing new is served (a write's payload is skipped).
-  const uint32_t refuse = draining_ && type != kCmdDisc ? kESHUTDOWN : 0;
+  const uint32_t refuse = draining_ && type != kCmdDisc ? uint32_t(kESHUTDOWN) : 0;
   if (type == kCmdWrite && (bad || refuse) && len > kMaxDiscardBytes) {
     begin_close("write far larger than the maximum block size");
     return false;
@@ -149,6 +162,7 @@ bool NbdConnection::parse_header() {
   free_ = q->next;
   inflight_++;
   if (refuse) {
+    told_ = true;
     if (type == kCmdWrite) {
       q->error = refuse;
       cur_ = q;

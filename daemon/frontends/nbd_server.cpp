@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -206,11 +207,18 @@ void NbdServer::drain(int timeout_ms) {
     if (c.conn) c.conn->drain();
     else if (!c.handshake_done && c.fd >= 0) shutdown(c.fd, SHUT_RDWR);  // not serving yet: nothing in flight
   }
-  cv_.wait_for(g, std::chrono::milliseconds(timeout_ms), [&] {
+  auto all_closed = [&] {
     for (auto& c : clients_)
       if (!c.handshake_done || (c.conn && !c.conn->closed())) return false;
     return true;
-  });
+  };
+  // A busy client is told (NBD_ESHUTDOWN) within this grace; one that sent
+  // nothing meanwhile is idle and closed.
+  const int grace_ms = std::min(timeout_ms, 1000);
+  if (cv_.wait_for(g, std::chrono::milliseconds(grace_ms), all_closed)) return;
+  for (auto& c : clients_)
+    if (c.conn && !c.conn->closed()) c.conn->close_if_idle();
+  cv_.wait_for(g, std::chrono::milliseconds(timeout_ms - grace_ms), all_closed);
 }
 
 NbdServer::~NbdServer() {
