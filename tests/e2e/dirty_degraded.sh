@@ -3,8 +3,8 @@
 # SIGKILLed. At start the group is offline (its parity may be stale where
 # writes were in flight: the write hole). gpuraid dg start says why; with
 # --force it starts, saying what that risks (regions, stripes, bytes), and
-# the group rebuilds onto a replacement. dg start also brings back a group
-# that was offline because its drives were missing, once they are back.
+# the group rebuilds onto a replacement, or a pool spare. dg start also
+# brings back a group that was offline because its drives were missing.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 
@@ -56,12 +56,15 @@ gp dg scrub r5 start >/dev/null
 gp dg show r5 --watch --interval 0.2 >/dev/null
 check "mismatched stripes" 0 "$(gp dg show r5 --json | json 'int(d["last_scrub"].get("mismatched_stripes", 0))')"
 
-step "the JSON answer of a forced start gives the figures"
+step "the JSON answer of a forced start gives the figures; a pool spare then takes over"
 gp vd export v --nbd --listen "unix:$T/v.sock" >/dev/null
 gp pd fail pd2 >/dev/null
 gp vd write v --pattern 3 --length 4M
 kill_daemon
 start_daemon
+# pd1 (replaced above) wiped and made a pool spare while r5 is offline.
+gp pd wipe pd1 >/dev/null
+gp pd spare pd1 >/dev/null
 J=$(gp dg start r5 --force --json)
 check "stale regions" 1 "$(json 'int(d["stale_regions"])' <<<"$J")"
 [ "$(json 'int(d["stale_bytes"])' <<<"$J")" -gt 0 ] || fail "no stale bytes given: $J"
@@ -69,6 +72,11 @@ check "stale regions" 1 "$(json 'int(d["stale_regions"])' <<<"$J")"
 echo "   risk: $(json 'd["risk"]' <<<"$J")"
 check "the export is back" true "$(gp vd show v --json | json 'str(d["export"]["active"]).lower()')"
 gp vd read v --verify-pattern 3 --length 4M
+gp dg show r5 --watch --interval 0.2 >/dev/null
+check "pd1" "r5 DRIVE_STATE_ONLINE" "$(gp pd show pd1 --json | json 'd["group"] + " " + d["state"]')"
+check "r5 rebuilt onto the pool spare" GROUP_STATE_OPTIMAL "$(gstate r5)"
+gp vd read v --verify-pattern 3 --length 4M
+gp vd read v --offset 4M --verify-pattern 2 --length 4M
 
 step "missing drives: offline at start; dg start once they are back"
 stop_daemon
@@ -81,7 +89,7 @@ echo "   $ERR"
 expect_err_has "still offline"
 mv "$T/away/drive3.img" "$T/away/drive4.img" "$T/"
 gp dg start r5
-check "r5 back (pd2 still failed)" GROUP_STATE_DEGRADED "$(gstate r5)"
+check "r5 back" GROUP_STATE_OPTIMAL "$(gstate r5)"
 check "v online again" true "$(gp vd show v --json | json 'str(d.get("online", False)).lower()')"
 gp vd read v --verify-pattern 3 --length 4M
 stop_daemon
