@@ -2,7 +2,7 @@
 # dg delete --force with an exported volume in use (fio through NBD): refused
 # unless --unexport, and then the export ends cleanly before anything is
 # deleted: fio's requests in flight are answered and it is told the server
-# shuts down (NBD_ESHUTDOWN), never EIO.
+# shuts down (NBD_ESHUTDOWN), never EIO; an idle client is closed.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 command -v fio >/dev/null || fail "fio is needed (scripts/setup.sh installs it)"
@@ -33,7 +33,14 @@ kill -0 $FPID 2>/dev/null || { cat "$T/fio.err"; fail "fio stopped"; }
 check "v" true "$(gp vd show v --json | json 'str(d["export"]["active"]).lower()')"
 
 step "dg delete --force --unexport: the export ends cleanly first"
+# Beside fio, an idle client (connected, nothing sent): closed after the
+# 1 s grace, well before the 10 s drain limit.
+python3 "$(dirname "$0")/../frontends/nbd_client.py" idle "$T/v.sock" 5 >"$T/idle.out" 2>&1 &
+IPID=$!
+for _ in $(seq 50); do grep -q connected "$T/idle.out" && break; sleep 0.1; done
+grep -q connected "$T/idle.out" || fail "the idle client did not connect: $(cat "$T/idle.out")"
 gp dg delete r5 --force --unexport
+wait $IPID || fail "the idle client was not closed cleanly: $(cat "$T/idle.out")"
 rc=0
 wait $FPID || rc=$?
 # fio's first error, as a signed errno: 0 none, or 108 ESHUTDOWN (a
