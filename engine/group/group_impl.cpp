@@ -166,7 +166,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   vol->hooks.write_begin = [this](uint64_t stripe) { return wi->begin(stripe); };
   vol->hooks.write_end = [this](uint64_t stripe) { wi->end(stripe); };
   vol->hooks.persist_failure = [this](uint32_t m, int) {
-    wi->set_tracking(true);  // as for a missing member: a re-add rebuilds only what it missed
+    wi->set_tracking_failed(true);  // a re-add rebuilds only what it missed (see WriteIntent)
     return persist_slot_state(m, SlotState::Failed);
   };
   Volume::Events ev;

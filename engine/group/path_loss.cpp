@@ -51,8 +51,9 @@ void Group::Impl::rebuild_ended(int member) {
   }
   // Nobody else is missing or failed: stop tracking; the missed regions
   // become ordinary dirty regions, cleared once idle.
+  if (vol->missing_mask() == 0) wi->set_tracking(false);
   if (vol->failed_mask() == 0) {
-    wi->set_tracking(false);
+    wi->set_tracking_failed(false);
     wi->clear_missed();
   }
 }

@@ -10,8 +10,15 @@ source "$(dirname "$0")/ways_back_lib.sh"
 
 r5_with_volume
 
-step "fail pd1, write, SIGKILL the daemon: r5 is offline, saying how to get it back"
+step "fail pd1, write, idle: a SIGKILL then is no dirty degraded stop (r5 starts degraded)"
 gp pd fail pd1 >/dev/null
+gp vd write v --pattern 1 --length 8M
+sleep 7  # past the bitmap's idle time (5 s): the regions written are clean on disk
+kill_daemon
+start_daemon
+check "r5 after a crash while idle" GROUP_STATE_DEGRADED "$(gstate r5)"
+
+step "write, SIGKILL the daemon at once: r5 is offline, saying how to get it back"
 gp vd write v --pattern 2 --length 8M
 kill_daemon
 start_daemon
