@@ -55,7 +55,7 @@ check "rebuild bytes" $((2 * 64 * MiB)) "$(json 'int(d["rebuild_bytes"])' <<<"$J
 gp dg show r5 --watch --interval 0.2 >/dev/null
 check "r5" GROUP_STATE_OPTIMAL "$(gstate r5)"
 check "pd1" DRIVE_STATE_ONLINE "$(gp pd show pd1 --json | json 'd["state"]')"
-MSG=$(last_event MEMBER_RESYNCED)
+MSG=$(await_event MEMBER_RESYNCED "member 1 resynced")
 echo "   event: $MSG"
 check "bytes rebuilt (event)" "$((2 * 1024 * 64 * 1024)) of $((STRIPES * 64 * 1024)) bytes" \
   "$(sed -n 's/.*resynced: \([0-9]* of [0-9]* bytes\).*/\1/p' <<<"$MSG")"
@@ -71,7 +71,7 @@ gp vd write v --offset 192M --pattern 3 --length 1M
 mv "$T/drive2.away" "$T/drive2.img"
 # dg replace with the member's own drive: a re-add.
 gp dg replace r5 --old pd2 --with pd2 >/dev/null
-MSG=$(last_event MEMBER_RETURNED)
+MSG=$(await_event MEMBER_RETURNED "member 2 re-added")
 echo "   event: $MSG"
 grep -q "rebuilt in full" <<<"$MSG" || fail "a member absent at start is not rebuilt in full"
 grep -q "left before this group was started" <<<"$MSG" || fail "the event does not say why it is rebuilt in full"

@@ -33,6 +33,19 @@ for l in sys.stdin:
 print(m)' "$1"
 }
 
+# await_event KIND TEXT: the message of the newest event of that kind once
+# it says TEXT (group events are published a moment after the call that
+# caused them returns); fails after 10 s.
+await_event() {
+  local m
+  for _ in $(seq 100); do
+    m=$(last_event "$1")
+    grep -q -- "$2" <<<"$m" && { echo "$m"; return 0; }
+    sleep 0.1
+  done
+  fail "no $1 event saying '$2' (newest: '$m')"
+}
+
 # expect_err_has TEXT: the last expect_rc's stderr says TEXT.
 expect_err_has() { grep -q -- "$1" <<<"$ERR" || fail "the message does not say '$1': $ERR"; echo "   ok: says '$1'"; }
 

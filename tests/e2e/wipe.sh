@@ -50,7 +50,7 @@ gp pd unspare pd5 >/dev/null
 gp pd fail pd2 >/dev/null
 gp pd wipe pd2
 gp dg readd r5 pd2 >/dev/null
-MSG=$(last_event MEMBER_RETURNED)
+MSG=$(await_event MEMBER_RETURNED "member 2 re-added")
 echo "   event: $MSG"
 grep -q "no valid superblock" <<<"$MSG" || fail "the re-add of a wiped member does not say why it is in full"
 gp dg show r5 --watch --interval 0.2 >/dev/null
