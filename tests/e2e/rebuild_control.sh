@@ -37,6 +37,7 @@ step "stop: held at its checkpoint"
 sleep 1
 gp dg rebuild r5 stop
 check "held" true "$(held)"
+sleep 0.5  # stripes in flight at the hold land first
 D1=$(done_bytes)
 sleep 1.5
 check "rebuilt bytes while held" "$D1" "$(done_bytes)"
