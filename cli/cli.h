@@ -25,6 +25,8 @@ void add_info_commands(Cli& c);   // info, stats, events
 void add_pd_commands(Cli& c);
 void add_pd_fabrics_commands(Cli& c, CLI::App* pd);  // pd discover|connect|disconnect
 void add_dg_commands(Cli& c);
+void add_dg_back_commands(Cli& c, CLI::App* dg);  // dg start|readd (cmd_back.cpp)
+void add_pd_wipe_command(Cli& c, CLI::App* pd);   // pd wipe
 void add_vd_commands(Cli& c);
 
 }  // namespace gpuraid::cli

@@ -1,4 +1,4 @@
-// gpuraid dg create|list|show|delete|replace|rebuild|scrub|rates
+// gpuraid dg create|list|show|delete|replace|rebuild|scrub|rates (start|readd: cmd_back.cpp)
 #include <unistd.h>
 
 #include <chrono>
@@ -68,6 +68,7 @@ void print_group(const v1::Group& g) {
                 {"redundancy", redundancy_str(g)},
                 {"member data", g.member_data_bytes() ? size_str(g.member_data_bytes()) + " on each member (as the smallest gives)" : "-"},
                 {"unused", g.unused_bytes() ? size_str(g.unused_bytes()) + (sizes_differ(g) ? " (members differ in size: see UNUSED)" : "") : "-"},
+                {"rebuilds", g.rebuild_held() ? "held (gpuraid dg rebuild " + g.name() + " start)" : "run"},
                 {"spares", spares.empty() ? "-" : spares},
                 {"volumes", vols.empty() ? "-" : vols},
                 {"rates", "rebuild " + (g.rebuild_rate_bytes_s() ? rate_str(double(g.rebuild_rate_bytes_s())) : "unlimited") +
@@ -118,13 +119,15 @@ int watch(Client& cl, const Globals& gl, const std::string& name, double interva
 }
 
 // dg rebuild|scrub DG ACTION
-void add_task(Cli& c, CLI::App* dg, const char* name, v1::Task task, std::vector<std::string> actions) {
+void add_task(Cli& c, CLI::App* dg, const char* name, v1::Task task, std::vector<std::string> actions,
+              const char* footer) {
   struct A {
     std::string group, action;
     bool repair = false;
   };
   auto a = std::make_shared<A>();
   auto* s = dg->add_subcommand(name, std::string("control the ") + name + " of a group");
+  s->footer(footer);
   s->add_option("group", a->group, "group name")->required();
   s->add_option("action", a->action, "what to do")->required()->check(CLI::IsMember(actions));
   if (task == v1::TASK_SCRUB) s->add_flag("--repair", a->repair, "start: rewrite parity where it mismatches");
@@ -249,21 +252,28 @@ void add_dg_commands(Cli& c) {
   {
     struct A {
       std::string name;
-      bool force = false;
+      bool force = false, unexport = false;
     };
     auto a = std::make_shared<A>();
-    auto* s = dg->add_subcommand("delete", "delete a group (its drives become free, their metadata wiped)");
+    auto* s = dg->add_subcommand("delete", "delete a group (its drives become free, their metadata wiped; the "
+                                           "drives that could not be wiped are named)");
     s->add_option("group", a->name, "group name")->required();
     s->add_flag("--force", a->force, "also delete the group's virtual drives");
+    s->add_flag("--unexport", a->unexport,
+                "stop their exports first (refused while any is exported otherwise): NBD clients get their "
+                "requests in flight answered, then a clean disconnect; ublk devices go once their I/O completes");
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         v1::DeleteGroupRequest q;
         q.set_name(a->name);
         q.set_force(a->force);
-        v1::Empty r;
+        q.set_unexport(a->unexport);
+        v1::DeleteGroupResponse r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::DeleteGroup, q, &r)) return rc;
-        if (c.g.json) print_json(r);
-        else printf("deleted %s\n", a->name.c_str());
+        if (c.g.json) return print_json(r), int(kOk);
+        printf("deleted %s\n", a->name.c_str());
+        for (const auto& w : r.not_wiped()) fprintf(stderr, "gpuraid: not wiped: %s\n", w.c_str());
+        if (r.not_wiped_size()) fprintf(stderr, "gpuraid: wipe them with gpuraid pd wipe PD once they can be reached\n");
         return int(kOk);
       };
     });
@@ -275,7 +285,8 @@ void add_dg_commands(Cli& c) {
       bool force = false;
     };
     auto a = std::make_shared<A>();
-    auto* s = dg->add_subcommand("replace", "replace a member by a free drive (a rebuild starts)");
+    auto* s = dg->add_subcommand("replace", "replace a member by a free drive (a rebuild starts); --with the "
+                                            "member's own drive puts it back (as dg readd)");
     s->add_option("group", a->group, "group name")->required();
     auto* m = s->add_option("--member", a->member, "index of the member to replace")->check(CLI::Range(0, 63));
     auto* o = s->add_option("--old", a->old, "drive id of the member to replace");
@@ -303,8 +314,13 @@ void add_dg_commands(Cli& c) {
       };
     });
   }
-  add_task(c, dg, "rebuild", v1::TASK_REBUILD, {"start", "stop", "pause", "resume"});
-  add_task(c, dg, "scrub", v1::TASK_SCRUB, {"start", "stop", "pause", "resume"});
+  add_task(c, dg, "rebuild", v1::TASK_REBUILD, {"start", "stop", "pause", "resume"},
+           "stop|pause: hold the running rebuild at its checkpoint (it stays held across a daemon restart, and "
+           "a rebuild that begins meanwhile starts held). resume|start: go on. start also begins a rebuild onto "
+           "a spare (the group's, else the pool's) when a member is failed and none runs.");
+  add_task(c, dg, "scrub", v1::TASK_SCRUB, {"start", "stop", "pause", "resume"},
+           "start [--repair]: check every stripe (and rewrite what mismatches); stop; pause|resume.");
+  add_dg_back_commands(c, dg);
   {
     struct A {
       std::string group, rebuild, scrub;

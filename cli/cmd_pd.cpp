@@ -1,4 +1,4 @@
-// gpuraid pd add|list|show|remove|fail|spare|unspare (discover|connect|disconnect: cmd_pd_fabrics.cpp)
+// gpuraid pd add|list|show|remove|fail|spare|unspare (discover|connect|disconnect: cmd_pd_fabrics.cpp; wipe: cmd_back.cpp)
 #include <algorithm>
 #include <memory>
 #include <type_traits>
@@ -136,7 +136,8 @@ void add_pd_commands(Cli& c) {
   }
   {
     auto id = std::make_shared<std::string>();
-    auto* s = pd->add_subcommand("unspare", "take a drive out of the spare pool");
+    auto* s = pd->add_subcommand("unspare", "take a spare back: out of the pool, or out of its group (a dedicated "
+                                            "spare: the group's spare slot is released and the drive wiped)");
     s->add_option("drive", *id, "drive id")->required();
     s->callback([&c, id] {
       c.action = [&c, id](Client& cl) {
@@ -151,6 +152,7 @@ void add_pd_commands(Cli& c) {
       };
     });
   }
+  add_pd_wipe_command(c, pd);
   add_pd_fabrics_commands(c, pd);
 }
 

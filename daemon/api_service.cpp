@@ -19,7 +19,7 @@ FORWARD(ScanDrives, v1::ScanDrivesRequest, v1::ScanDrivesResponse, cp_.scan_driv
 FORWARD(CreateGroup, v1::CreateGroupRequest, v1::Group, cp_.create_group(*q, r))
 FORWARD(ListGroups, v1::ListGroupsRequest, v1::ListGroupsResponse, cp_.list_groups(r))
 FORWARD(GetGroup, v1::GroupRef, v1::Group, cp_.get_group(*q, r))
-FORWARD(DeleteGroup, v1::DeleteGroupRequest, v1::Empty, cp_.delete_group(*q))
+FORWARD(DeleteGroup, v1::DeleteGroupRequest, v1::DeleteGroupResponse, cp_.delete_group(*q, r))
 FORWARD(ReplaceMember, v1::ReplaceMemberRequest, v1::Group, cp_.replace_member(*q, r))
 FORWARD(ControlTask, v1::ControlTaskRequest, v1::Group, cp_.control_task(*q, r))
 FORWARD(SetRates, v1::SetRatesRequest, v1::Group, cp_.set_rates(*q, r))
@@ -33,6 +33,9 @@ FORWARD(UnexportVolume, v1::VolumeRef, v1::Volume, cp_.unexport_volume(*q, r))
 FORWARD(WriteVolume, v1::WriteVolumeRequest, v1::WriteVolumeResponse, cp_.write_volume(*q, r))
 FORWARD(ReadVolume, v1::ReadVolumeRequest, v1::ReadVolumeResponse, cp_.read_volume(*q, r))
 FORWARD(GetStats, v1::GetStatsRequest, v1::Stats, cp_.get_stats(*q, r))
+FORWARD(StartGroup, v1::StartGroupRequest, v1::StartGroupResponse, cp_.start_group(*q, r))
+FORWARD(ReaddMember, v1::ReaddMemberRequest, v1::ReaddMemberResponse, cp_.readd_member(*q, r))
+FORWARD(WipeDrive, v1::WipeDriveRequest, v1::WipeDriveResponse, cp_.wipe_drive(*q, r))
 
 grpc::Status ApiService::WatchEvents(Ctx* ctx, const v1::WatchEventsRequest* q, grpc::ServerWriter<v1::Event>* w) {
   uint64_t after = q->after_seq();

@@ -22,7 +22,7 @@ class ApiService final : public gpuraid::v1::Gpuraid::Service {
   grpc::Status CreateGroup(Ctx*, const v1::CreateGroupRequest*, v1::Group*) override;
   grpc::Status ListGroups(Ctx*, const v1::ListGroupsRequest*, v1::ListGroupsResponse*) override;
   grpc::Status GetGroup(Ctx*, const v1::GroupRef*, v1::Group*) override;
-  grpc::Status DeleteGroup(Ctx*, const v1::DeleteGroupRequest*, v1::Empty*) override;
+  grpc::Status DeleteGroup(Ctx*, const v1::DeleteGroupRequest*, v1::DeleteGroupResponse*) override;
   grpc::Status ReplaceMember(Ctx*, const v1::ReplaceMemberRequest*, v1::Group*) override;
   grpc::Status ControlTask(Ctx*, const v1::ControlTaskRequest*, v1::Group*) override;
   grpc::Status SetRates(Ctx*, const v1::SetRatesRequest*, v1::Group*) override;
@@ -37,6 +37,9 @@ class ApiService final : public gpuraid::v1::Gpuraid::Service {
   grpc::Status ReadVolume(Ctx*, const v1::ReadVolumeRequest*, v1::ReadVolumeResponse*) override;
   grpc::Status GetStats(Ctx*, const v1::GetStatsRequest*, v1::Stats*) override;
   grpc::Status WatchEvents(Ctx*, const v1::WatchEventsRequest*, grpc::ServerWriter<v1::Event>*) override;
+  grpc::Status StartGroup(Ctx*, const v1::StartGroupRequest*, v1::StartGroupResponse*) override;
+  grpc::Status ReaddMember(Ctx*, const v1::ReaddMemberRequest*, v1::ReaddMemberResponse*) override;
+  grpc::Status WipeDrive(Ctx*, const v1::WipeDriveRequest*, v1::WipeDriveResponse*) override;
 
  private:
   ControlPlane& cp_;

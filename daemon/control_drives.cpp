@@ -230,6 +230,38 @@ grpc::Status ControlPlane::fail_drive(const v1::DriveRef& q, v1::Drive* out) {
   return persist_status();
 }
 
+// A dedicated spare back to the daemon: its group's slot released (and the
+// members' superblocks say so), its metadata wiped. An offline group's
+// spare just leaves the record (its superblock is wiped here).
+grpc::Status ControlPlane::unspare_dedicated(DriveRec& d) {
+  const std::string& gname = d.r.group();
+  auto it = groups_.find(gname);
+  std::string err;
+  std::unique_ptr<Drive> drive;
+  if (it != groups_.end() && it->second.g) {
+    drive = it->second.g->remove_spare(d.r.path(), &err);
+    if (!drive) return precondition("cannot take " + d.r.id() + " from " + gname + ": " + err);
+    if (!err.empty()) d.note = err;  // out of the group, but not wiped
+  } else {
+    drive = reopen(d, &err);
+    bool wiped;
+    if (drive && !wipe_metadata_of(d, *drive, &wiped).ok()) d.note = "may still hold the spare superblock of " + gname;
+  }
+  if (it != groups_.end()) {
+    auto* spares = it->second.r.mutable_spares();
+    for (int i = 0; i < spares->size(); i++)
+      if (spares->Get(i) == d.r.id()) {
+        spares->erase(spares->begin() + i);
+        break;
+      }
+  }
+  publish(v1::EVENT_KIND_SPARE_REMOVED, d.r.id() + " is no longer a spare of " + gname, gname, "", d.r.id());
+  d.r.set_group("");
+  d.drive = std::move(drive);
+  d.missing = !d.drive;
+  return grpc::Status::OK;
+}
+
 grpc::Status ControlPlane::set_drive_spare(const v1::SetDriveSpareRequest& q, v1::Drive* out) {
   std::lock_guard<std::mutex> g(mu_);
   DriveRec* d;
@@ -237,9 +269,9 @@ grpc::Status ControlPlane::set_drive_spare(const v1::SetDriveSpareRequest& q, v1
   if (!q.spare()) {
     if (!q.group().empty()) return invalid("a group is only given when making a spare");
     if (d->r.role() != v1::DRIVE_ROLE_SPARE) return precondition(q.id() + " is not a spare");
-    if (!d->r.group().empty())
-      return precondition(q.id() + " is a dedicated spare of " + d->r.group() +
-                          " and stays with it (the engine cannot take a spare back from a group)");
+    if (!d->r.group().empty()) {
+      if (auto s = unspare_dedicated(*d); !s.ok()) return s;
+    }
     d->r.set_role(v1::DRIVE_ROLE_FREE);
     drive_to_api(*d, out);
     return persist_status();
@@ -257,6 +289,9 @@ grpc::Status ControlPlane::set_drive_spare(const v1::SetDriveSpareRequest& q, v1
   }
   GroupRec* gr;
   if (auto s = online_group(q.group(), &gr); !s.ok()) return s;
+  if (gr->r.level() == v1::RAID_LEVEL_0)
+    return precondition(q.group() + " is raid0: it has no redundancy, so a spare could never take over a member "
+                         "(a failure fails the group)");
   std::string err;
   auto drive = std::move(d->drive);
   if (!gr->g->add_spare(std::move(drive), q.force(), &err)) {

@@ -24,7 +24,9 @@ grpc::Status ControlPlane::find_group(const std::string& name, GroupRec** out) {
 
 grpc::Status ControlPlane::online_group(const std::string& name, GroupRec** out) {
   if (auto s = find_group(name, out); !s.ok()) return s;
-  if (!(*out)->g) return precondition("drive group " + name + " is offline: " + (*out)->note);
+  if (!(*out)->g)
+    return precondition("drive group " + name + " is offline: " + (*out)->note + " (gpuraid dg start " + name +
+                        " tries again)");
   return grpc::Status::OK;
 }
 
@@ -44,6 +46,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_strip_bytes(r.strip_bytes());
   out->set_note(gr.note);
   out->set_rebuild_rate_bytes_s(r.rebuild_rate_bytes_s());
+  out->set_rebuild_held(r.rebuild_held());
   out->set_scrub_rate_bytes_s(r.scrub_rate_bytes_s());
   for (auto& s : r.spares()) out->add_spares(s);
   for (auto& [id, v] : volumes_)
@@ -140,6 +143,7 @@ void ControlPlane::sync_members(GroupRec& gr) {
       d.r.set_role(v1::DRIVE_ROLE_FREE);
       d.r.set_group("");
       d.r.set_member_index(-1);
+      d.r.set_uuid("");
       d.r.set_failed(true);
       d.note = "replaced in " + name + "; remove it with: gpuraid pd remove " + id;
     }
@@ -150,14 +154,14 @@ void ControlPlane::sync_members(GroupRec& gr) {
   for (auto& id : spares) gr.r.add_spares(id);
 }
 
-std::string ControlPlane::dissolve_group(GroupRec& gr, bool wipe) {
+ControlPlane::Dissolved ControlPlane::dissolve_group(GroupRec& gr) {
   const std::string name = gr.r.name();
-  std::string problems;
+  Dissolved out;
   if (gr.g) {
     std::string err;
     if (!gr.g->stop(&err)) {
       spdlog::warn("group {}: stop: {}", name, err);
-      problems += "; stop: " + err;
+      out.stop_error = err;
     }
     gr.g.reset();
   }
@@ -167,18 +171,23 @@ std::string ControlPlane::dissolve_group(GroupRec& gr, bool wipe) {
     d.r.set_group("");
     d.r.set_member_index(-1);
     d.r.set_uuid("");
-    if (d.r.failed()) continue;
-    std::string err;
-    d.drive = reopen(d, &err);
-    d.missing = !d.drive;
-    d.note = d.drive ? "" : err;
-    if (d.drive && wipe && !DriveGroup::erase(*d.drive, &err)) {
-      spdlog::warn("drive {}: cannot wipe the group metadata: {}", id, err);
-      d.note = "still holds the metadata of deleted group " + name + ": " + err;
-      problems += "; " + id + " not wiped: " + err;
+    std::string err, problem;
+    std::unique_ptr<Drive> drive = d.drive ? std::move(d.drive) : reopen(d, &err);
+    std::string gu;
+    if (!drive) {
+      problem = "cannot open it: " + err;
+    } else if (DriveGroup::has_metadata(*drive, &gu)) {
+      // Only this group's metadata: a drive that now holds another group's is left alone.
+      if (!gu.empty() && gu != gr.r.uuid()) problem = "it holds the superblock of another group (" + gu + "): left alone";
+      else if (!DriveGroup::erase(*drive, &err)) problem = err;
     }
+    d.note = problem.empty() ? "" : "may still hold the metadata of deleted group " + name + ": " + problem;
+    if (!problem.empty()) out.not_wiped.push_back(id + " (" + d.r.path() + "): " + problem);
+    d.missing = !drive && !d.r.failed();
+    if (drive && !d.r.failed()) d.drive = std::move(drive);  // free and held again; a failed one stays failed
   }
-  return problems;
+  for (const auto& w : out.not_wiped) spdlog::warn("group {}: {}", name, w);
+  return out;
 }
 
 grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Group* out) {
@@ -209,6 +218,8 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   if (q.spares_size() > 16) return invalid("at most 16 dedicated spares");
   std::set<std::string> seen;
   std::vector<DriveRec*> members, spares;
+  if (q.spares_size() && (cfg.level == Level::R0))
+    return invalid("raid0 has no redundancy: a spare could never take over a member (a failure fails the group)");
   for (int pass = 0; pass < 2; pass++) {
     const auto& list = pass ? q.spares() : q.drives();
     for (const auto& id : list) {
@@ -261,14 +272,17 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
     members[i]->r.set_role(v1::DRIVE_ROLE_MEMBER);
     members[i]->r.set_group(name);
     members[i]->r.set_member_index(int(i));
+    members[i]->r.set_uuid("");  // found by path: a UUID of an earlier group would not match
     gr.r.add_members(members[i]->r.id());
   }
   for (auto* d : spares) {
     if (!gr.g->add_spare(std::move(d->drive), q.force(), &err)) {
       std::string e2;
       d->drive = reopen(*d, &e2);
-      const std::string problems = dissolve_group(gr, true);
+      const Dissolved dis = dissolve_group(gr);
       groups_.erase(name);
+      std::string problems = dis.stop_error.empty() ? "" : "; stop: " + dis.stop_error;
+      for (const auto& w : dis.not_wiped) problems += "; not wiped: " + w;
       return precondition("spare " + d->r.id() + ": " + err + "; the group was not created" + problems);
     }
     d->r.set_role(v1::DRIVE_ROLE_SPARE);
@@ -295,32 +309,53 @@ grpc::Status ControlPlane::get_group(const v1::GroupRef& q, v1::Group* out) {
   return grpc::Status::OK;
 }
 
-grpc::Status ControlPlane::delete_group(const v1::DeleteGroupRequest& q) {
+grpc::Status ControlPlane::delete_group(const v1::DeleteGroupRequest& q, v1::DeleteGroupResponse* out) {
   std::unique_lock<std::shared_mutex> td(teardown_mu_);
   std::lock_guard<std::mutex> g(mu_);
   GroupRec* gr;
   if (auto s = find_group(q.name(), &gr); !s.ok()) return s;
-  std::vector<std::string> vols;
+  std::vector<std::string> vols, exported;
   for (auto& [id, v] : volumes_)
-    if (v.r.group() == q.name()) vols.push_back(id);
-  if (!vols.empty() && !q.force()) {
-    std::string list;
-    for (auto& v : vols) list += (list.empty() ? "" : ", ") + v;
-    return precondition(q.name() + " holds virtual drives (" + list + "): delete them first or give --force");
-  }
+    if (v.r.group() == q.name()) {
+      vols.push_back(id);
+      if (v.r.export_kind() != v1::EXPORT_KIND_UNSPECIFIED)
+        exported.push_back(id + (v.r.export_kind() == v1::EXPORT_KIND_NBD ? " (NBD " + v.uri + ")"
+                                                                           : " (ublk " + v.dev_path + ")"));
+    }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string l;
+    for (auto& x : v) l += (l.empty() ? "" : ", ") + x;
+    return l;
+  };
+  if (!vols.empty() && !q.force())
+    return precondition(q.name() + " holds virtual drives (" + list(vols) + "): delete them first or give --force");
+  // Deleting a volume under a client is never implicit.
+  if (!exported.empty() && !q.unexport())
+    return precondition(q.name() + "'s virtual drives are exported and may be in use: " + list(exported) +
+                        "; give --unexport to stop the exports first (NBD clients are disconnected once their "
+                        "requests in flight are answered; ublk devices are deleted once their I/O completes)");
   for (auto& id : vols) {
     VolRec& v = volumes_[id];
-    std::string err;
-    if (exporter_ && v.export_active && !exporter_->unexport(id, &err))
-      spdlog::warn("volume {}: unexport: {}", id, err);
+    if (v.r.export_kind() == v1::EXPORT_KIND_UNSPECIFIED) continue;
+    if (auto s = stop_export(v); !s.ok())
+      return precondition("cannot stop the export of " + id + ": " + s.error_message() + "; nothing was deleted" +
+                          " (exports stopped before it stay stopped)");
+  }
+  for (auto& id : vols) {
     volumes_.erase(id);
     publish(v1::EVENT_KIND_VOLUME_DELETED, "with its group", q.name(), id);
   }
-  bool online = gr->g != nullptr;
-  const std::string problems = dissolve_group(*gr, online);
+  const bool online = gr->g != nullptr;
+  const Dissolved dis = dissolve_group(*gr);
   groups_.erase(q.name());
-  publish(v1::EVENT_KIND_GROUP_DELETED,
-          (online ? "members wiped and free" : "was offline; members not wiped") + problems, q.name());
+  for (const auto& w : dis.not_wiped) out->add_not_wiped(w);
+  std::string msg = online ? "stopped; " : "was offline; ";
+  msg += dis.not_wiped.empty() ? "the metadata of its drives was wiped; they are free"
+                               : std::to_string(dis.not_wiped.size()) + " drive(s) not wiped (" + list(dis.not_wiped) +
+                                     "): wipe them with gpuraid pd wipe once they can be reached";
+  if (!dis.stop_error.empty()) msg += "; it did not stop cleanly: " + dis.stop_error;
+  out->set_message(msg);
+  publish(v1::EVENT_KIND_GROUP_DELETED, msg, q.name());
   return persist_status();
 }
 
@@ -345,6 +380,13 @@ grpc::Status ControlPlane::replace_member(const v1::ReplaceMemberRequest& q, v1:
   }
   DriveRec* nd;
   if (auto s = find_drive(q.new_drive(), &nd); !s.ok()) return s;
+  // The member's own drive: put back (as dg readd).
+  if (nd->r.role() == v1::DRIVE_ROLE_MEMBER && nd->r.group() == q.group() && nd->r.member_index() == int(index)) {
+    v1::ReaddMemberResponse rr;
+    if (auto s = readd_locked(*gr, *nd, q.force(), &rr); !s.ok()) return s;
+    *out = rr.group();
+    return persist_status();
+  }
   if (nd->r.role() != v1::DRIVE_ROLE_FREE || nd->r.failed() || !nd->drive)
     return precondition(q.new_drive() + " is not a free, healthy drive");
   std::string err;
@@ -365,6 +407,47 @@ grpc::Status ControlPlane::replace_member(const v1::ReplaceMemberRequest& q, v1:
   return persist_status();
 }
 
+// stop|pause hold the running rebuild at its checkpoint (recorded: it stays
+// held across a restart, and a rebuild that begins meanwhile starts held);
+// resume|start release it; start also begins a rebuild onto a spare (the
+// group's, else the pool's) when a member is failed and none runs.
+grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
+  DriveGroup& dg = *gr.g;
+  const std::string& name = gr.r.name();
+  const bool running = dg.rebuild_progress().running, held = gr.r.rebuild_held();
+  if (act == v1::TASK_ACTION_STOP || act == v1::TASK_ACTION_PAUSE) {
+    if (held) return precondition("the rebuilds of " + name + " are already held (gpuraid dg rebuild " + name + " start)");
+    if (!running) return precondition("no rebuild is running in " + name);
+    dg.pause_rebuild(true);
+    gr.r.set_rebuild_held(true);
+    return grpc::Status::OK;
+  }
+  if (held) {
+    dg.pause_rebuild(false);
+    gr.r.set_rebuild_held(false);
+    return grpc::Status::OK;
+  }
+  if (act == v1::TASK_ACTION_RESUME)
+    return precondition(running ? "the rebuild of " + name + " is not held: it is running" : "no rebuild is held in " + name);
+  if (running) return precondition("a rebuild is already running in " + name);
+  // Nothing running: onto a spare, if a member is failed.
+  int failed = -1;
+  for (const auto& m : dg.members())
+    if (m.state == MemberState::Failed && failed < 0) failed = int(m.index);
+  if (failed < 0) return precondition("nothing to rebuild in " + name + ": no member is failed");
+  std::string err;
+  if (dg.spare_count() > 0) {
+    if (!dg.rebuild_onto_spare(&err)) return precondition("cannot rebuild onto the spare of " + name + ": " + err);
+  } else {
+    take_pool_spare(gr, uint32_t(failed));
+  }
+  if (dg.rebuild_progress().running) return grpc::Status::OK;
+  const std::string m = std::to_string(failed), pd = failed < gr.r.members_size() ? gr.r.members(failed) : "PD";
+  return precondition("member " + m + " of " + name + " is failed and there is no spare that fits: give it a drive " +
+                      "(gpuraid dg replace " + name + " --member " + m + " --with PD), make one a spare (gpuraid pd " +
+                      "spare PD), or put its own drive back (gpuraid dg readd " + name + " " + pd + ")");
+}
+
 grpc::Status ControlPlane::control_task(const v1::ControlTaskRequest& q, v1::Group* out) {
   std::lock_guard<std::mutex> g(mu_);
   GroupRec* gr;
@@ -377,14 +460,9 @@ grpc::Status ControlPlane::control_task(const v1::ControlTaskRequest& q, v1::Gro
     return invalid("repair only applies when starting a scrub");
   std::string err;
   if (q.task() == v1::TASK_REBUILD) {
-    if (act == v1::TASK_ACTION_START || act == v1::TASK_ACTION_STOP)
-      return invalid("a rebuild starts by itself when a member is replaced or a spare is taken, and runs to the "
-                     "end; it can be paused and resumed");
-    Progress p = dg.rebuild_progress();
-    if (!p.running) return precondition("no rebuild is running in " + q.group());
-    if ((act == v1::TASK_ACTION_PAUSE) == p.paused)
-      return precondition(std::string("the rebuild is already ") + (p.paused ? "paused" : "running"));
-    dg.pause_rebuild(act == v1::TASK_ACTION_PAUSE);
+    if (auto s = rebuild_task(*gr, act); !s.ok()) return s;
+    group_to_api(*gr, out);
+    return persist_status();
   } else if (q.task() == v1::TASK_SCRUB) {
     Progress p = dg.scrub_progress();
     switch (act) {

@@ -67,7 +67,7 @@ class ControlPlane {
   grpc::Status create_group(const v1::CreateGroupRequest& q, v1::Group* out);
   grpc::Status list_groups(v1::ListGroupsResponse* out);
   grpc::Status get_group(const v1::GroupRef& q, v1::Group* out);
-  grpc::Status delete_group(const v1::DeleteGroupRequest& q);
+  grpc::Status delete_group(const v1::DeleteGroupRequest& q, v1::DeleteGroupResponse* out);
   grpc::Status replace_member(const v1::ReplaceMemberRequest& q, v1::Group* out);
   grpc::Status control_task(const v1::ControlTaskRequest& q, v1::Group* out);
   grpc::Status set_rates(const v1::SetRatesRequest& q, v1::Group* out);
@@ -83,6 +83,12 @@ class ControlPlane {
   grpc::Status read_volume(const v1::ReadVolumeRequest& q, v1::ReadVolumeResponse* out);
 
   grpc::Status get_stats(const v1::GetStatsRequest& q, v1::Stats* out);
+
+  // Ways back: start an offline group (control_start.cpp), re-add a member
+  // (control_readd.cpp), wipe a drive's metadata (control_wipe.cpp).
+  grpc::Status start_group(const v1::StartGroupRequest& q, v1::StartGroupResponse* out);
+  grpc::Status readd_member(const v1::ReaddMemberRequest& q, v1::ReaddMemberResponse* out);
+  grpc::Status wipe_drive(const v1::WipeDriveRequest& q, v1::WipeDriveResponse* out);
 
   // NVMe-oF (control_fabrics.cpp).
   grpc::Status discover_fabrics(const v1::FabricsDiscoverRequest& q, v1::FabricsDiscoverResponse* out);
@@ -128,6 +134,9 @@ class ControlPlane {
   void on_group_event(const std::string& group, const GroupEvent& ev);
   void handle_group_event(const PendingEvent& pe);
   void take_pool_spare(GroupRec& gr, uint32_t member);
+  // A group that runs degraded with no dedicated spare: the first failed
+  // member takes a pool spare, if one fits (as after a failure).
+  void take_pool_spare_for_failed(GroupRec& gr);
   // An event when a reactor's parity backend falls back to the CPU (once each).
   void check_parity_backends();
   void publish(v1::EventKind kind, const std::string& msg, const std::string& group = "",
@@ -141,12 +150,15 @@ class ControlPlane {
   void restore_drives(const st::Registry& reg);
   static bool held_here(const DriveRec& d);
   void set_aside_duplicates();
-  void restore_group(GroupRec& gr);
+  // Assembles the group from its members (force: over stale parity); on
+  // failure it stays offline and gr.note says why.
+  void restore_group(GroupRec& gr, bool force = false);
   void restore_volume(VolRec& vr);
   void attach_group(GroupRec& gr);
 
   // control_drives.cpp
   grpc::Status add_drive_locked(const v1::AddDriveRequest& q, v1::Drive* out);
+  grpc::Status unspare_dedicated(DriveRec& d);
   void drive_to_api(const DriveRec& d, v1::Drive* out) const;
   static v1::DriveState offline_member_state(const DriveRec* d);
   std::unique_ptr<Drive> reopen(const DriveRec& d, std::string* err) const;
@@ -187,9 +199,15 @@ class ControlPlane {
   grpc::Status find_group(const std::string& name, GroupRec** out);
   grpc::Status online_group(const std::string& name, GroupRec** out);
   void sync_members(GroupRec& gr);
-  // Stops a group and wipes its members' metadata; its drives become free.
-  // Returns what went wrong ("; ..." each: a stop or wipe that failed), if anything.
-  std::string dissolve_group(GroupRec& gr, bool wipe);
+  grpc::Status rebuild_task(GroupRec& gr, v1::TaskAction act);
+  // Stops a group (if running) and wipes its members' and spares' metadata
+  // (failed ones too, each only if it carries this group's superblock); its
+  // drives become free (failed ones stay failed).
+  struct Dissolved {
+    std::string stop_error;              // the group did not stop cleanly
+    std::vector<std::string> not_wiped;  // "pdN (path): why" per drive left with metadata
+  };
+  Dissolved dissolve_group(GroupRec& gr);
   uint64_t group_used_bytes(const std::string& name) const;
 
   // control_volumes.cpp
@@ -198,6 +216,14 @@ class ControlPlane {
   void make_target(VolRec& vr, GroupRec& gr);
   grpc::Status do_export(VolRec& vr, v1::ExportKind kind, const std::string& listen, int want_ublk_id);
   grpc::Status check_io(const std::string& id, uint64_t off, uint64_t len, std::shared_ptr<MeteredTarget>* t);
+  // Ends a VD's export (recorded or live) and forgets it.
+  grpc::Status stop_export(VolRec& v);
+
+  // control_readd.cpp: a member's own drive back into its slot.
+  grpc::Status readd_locked(GroupRec& gr, DriveRec& d, bool force, v1::ReaddMemberResponse* out);
+  // control_wipe.cpp: zeroes a drive's gpuraid metadata when it carries
+  // some (*wiped); the drive object is the caller's.
+  grpc::Status wipe_metadata_of(DriveRec& d, Drive& drive, bool* wiped);
 
   // control_stats.cpp
   void sample_rates();

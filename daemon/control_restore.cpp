@@ -59,7 +59,7 @@ void ControlPlane::set_aside_duplicates() {
   }
 }
 
-void ControlPlane::restore_group(GroupRec& gr) {
+void ControlPlane::restore_group(GroupRec& gr, bool force) {
   const std::string& name = gr.r.name();
   std::vector<std::unique_ptr<Drive>> drives;
   std::set<std::string> found;  // PD ids whose drive is in `drives`
@@ -118,11 +118,14 @@ void ControlPlane::restore_group(GroupRec& gr) {
   hint.cfg.parity = gr.r.parity();
   hint.cfg.strip_bytes = gr.r.strip_bytes();
   hint.uuid = gr.r.uuid();
+  hint.force = force;
   std::string note, err;
   gr.g = DriveGroup::assemble(host_.engine(), std::move(drives), hint, &note, &err);
   if (!gr.g) {
     gr.note = "could not be assembled: " + err;
     for (auto& [id, n] : notes) gr.note += "; " + n;
+    // The way out, in the operator's words (the engine's refusal of stale parity says "start with force").
+    if (err.find("start with force") != std::string::npos) gr.note += " [gpuraid dg start " + name + " --force]";
     spdlog::error("group {} is offline: {}", name, gr.note);
     return;
   }
@@ -153,6 +156,13 @@ void ControlPlane::restore_group(GroupRec& gr) {
   attach_group(gr);
   spdlog::info("group {} assembled ({}){}", name, gr.g->volume().geometry().describe(),
                gr.note.empty() ? "" : ": " + gr.note);
+  take_pool_spare_for_failed(gr);
+}
+
+void ControlPlane::take_pool_spare_for_failed(GroupRec& gr) {
+  if (gr.g->spare_count() > 0 || gr.g->rebuild_progress().running) return;
+  for (const auto& m : gr.g->members())
+    if (m.state == MemberState::Failed) return take_pool_spare(gr, m.index);
 }
 
 // Wires a live group into the daemon: events, background work, rates.
@@ -161,6 +171,7 @@ void ControlPlane::attach_group(GroupRec& gr) {
   gr.g->set_event_handler([this, name](const GroupEvent& ev) { on_group_event(name, ev); });
   gr.g->set_rebuild_rate(gr.r.rebuild_rate_bytes_s());
   gr.g->set_scrub_rate(gr.r.scrub_rate_bytes_s());
+  gr.g->pause_rebuild(gr.r.rebuild_held());  // dg rebuild stop: held across restarts
   gr.g->start_background(host_.engine().reactor(0));
   sync_members(gr);
   install_path_policy(gr);

@@ -240,18 +240,23 @@ grpc::Status ControlPlane::unexport_volume(const v1::VolumeRef& q, v1::Volume* o
   VolRec* v;
   if (auto s = find_volume(q.id(), &v); !s.ok()) return s;
   if (v->r.export_kind() == v1::EXPORT_KIND_UNSPECIFIED) return precondition(q.id() + " is not exported");
-  std::string err;
-  if (v->export_active && exporter_ && !exporter_->unexport(q.id(), &err)) return precondition(err);
-  v->r.set_export_kind(v1::EXPORT_KIND_UNSPECIFIED);
-  v->r.set_export_listen("");
-  v->r.set_ublk_dev_id(-1);
-  v->export_active = false;
-  v->uri.clear();
-  v->dev_path.clear();
-  v->export_note.clear();
+  if (auto s = stop_export(*v); !s.ok()) return s;
   volume_to_api(*v, out);
-  publish(v1::EVENT_KIND_VOLUME_UNEXPORTED, "", v->r.group(), q.id());
   return persist_status();
+}
+
+grpc::Status ControlPlane::stop_export(VolRec& v) {
+  std::string err;
+  if (v.export_active && exporter_ && !exporter_->unexport(v.r.id(), &err)) return precondition(err);
+  v.r.set_export_kind(v1::EXPORT_KIND_UNSPECIFIED);
+  v.r.set_export_listen("");
+  v.r.set_ublk_dev_id(-1);
+  v.export_active = false;
+  v.uri.clear();
+  v.dev_path.clear();
+  v.export_note.clear();
+  publish(v1::EVENT_KIND_VOLUME_UNEXPORTED, "", v.r.group(), v.r.id());
+  return grpc::Status::OK;
 }
 
 grpc::Status ControlPlane::check_io(const std::string& id, uint64_t off, uint64_t len,

@@ -16,6 +16,7 @@ namespace gpuraid::daemon {
 struct AssembleHint {
   GroupConfig cfg;
   std::string uuid;
+  bool force = false;  // start even over stale parity (stopped uncleanly while degraded)
 };
 
 class DriveGroup {
@@ -32,8 +33,11 @@ class DriveGroup {
   static bool probe(Drive& d, std::string* group_uuid, std::string* member_uuid);
   // Whether a drive holds data a group would destroy (*what names it).
   static bool holds_data(Drive& d, std::string* what);
-  // Wipes the group metadata of a drive that left its group.
+  // Wipes the group metadata (superblocks, bitmap) of a drive that left its group.
   static bool erase(Drive& d, std::string* err);
+  // Whether a drive carries gpuraid metadata (a superblock copy, valid or
+  // not); *group_uuid: its group when a copy is valid, else "".
+  static bool has_metadata(Drive& d, std::string* group_uuid);
   // Bytes at the start of every member that the group keeps for metadata.
   static uint64_t metadata_bytes();
 
@@ -48,6 +52,15 @@ class DriveGroup {
   virtual bool replace_member(uint32_t index, std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual bool add_spare(std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual size_t spare_count() const = 0;
+  // Ways back (see Group): a spare taken out, a rebuild onto a spare now, a
+  // failed member's drive put back, a failed member's metadata wiped, and
+  // what a forced assembly risked.
+  virtual std::unique_ptr<Drive> remove_spare(const std::string& path, std::string* err) = 0;
+  virtual bool rebuild_onto_spare(std::string* err) = 0;
+  virtual bool readd_member(uint32_t index, std::unique_ptr<Drive> d, bool force, ReaddResult* out,
+                            std::string* err) = 0;
+  virtual bool wipe_failed_member(uint32_t index, std::string* err) = 0;
+  virtual StaleParity forced_stale() const = 0;
   virtual bool start_scrub(bool repair, std::string* err) = 0;
   virtual void pause_rebuild(bool paused) = 0;
   virtual void pause_scrub(bool paused) = 0;

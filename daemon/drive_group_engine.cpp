@@ -23,6 +23,15 @@ class EngineGroup final : public DriveGroup {
     return g_->add_spare(std::move(d), force, err);
   }
   size_t spare_count() const override { return g_->spare_count(); }
+  std::unique_ptr<Drive> remove_spare(const std::string& path, std::string* err) override {
+    return g_->remove_spare(path, err);
+  }
+  bool rebuild_onto_spare(std::string* err) override { return g_->rebuild_onto_spare(err); }
+  bool readd_member(uint32_t i, std::unique_ptr<Drive> d, bool force, ReaddResult* out, std::string* err) override {
+    return g_->readd_member(i, std::move(d), force, out, err);
+  }
+  bool wipe_failed_member(uint32_t i, std::string* err) override { return g_->wipe_failed_member(i, err); }
+  StaleParity forced_stale() const override { return g_->forced_stale(); }
   bool start_scrub(bool repair, std::string* err) override { return g_->start_scrub(repair, err); }
   void pause_rebuild(bool p) override { g_->pause_rebuild(p); }
   void pause_scrub(bool p) override { g_->pause_scrub(p); }
@@ -56,8 +65,8 @@ std::unique_ptr<DriveGroup> DriveGroup::create(Engine& e, std::vector<std::uniqu
 }
 
 std::unique_ptr<DriveGroup> DriveGroup::assemble(Engine& e, std::vector<std::unique_ptr<Drive>> drives,
-                                                 const AssembleHint&, std::string* note, std::string* err) {
-  auto g = Group::assemble(e, std::move(drives), note, err);
+                                                 const AssembleHint& hint, std::string* note, std::string* err) {
+  auto g = Group::assemble(e, std::move(drives), note, err, hint.force);
   return g ? std::make_unique<EngineGroup>(std::move(g)) : nullptr;
 }
 
@@ -71,6 +80,12 @@ bool DriveGroup::probe(Drive& d, std::string* group_uuid, std::string* member_uu
 
 bool DriveGroup::holds_data(Drive& d, std::string* what) { return drive_holds_data(d, what); }
 
-bool DriveGroup::erase(Drive& d, std::string* err) { return erase_superblock(d, err); }
+bool DriveGroup::erase(Drive& d, std::string* err) { return wipe_metadata(d, err); }
+
+bool DriveGroup::has_metadata(Drive& d, std::string* group_uuid) {
+  const SuperblockRead r = read_superblock(d);
+  *group_uuid = r.ok ? uuid_str(r.sb.group_uuid) : "";
+  return r.any_magic;
+}
 
 }  // namespace gpuraid::daemon

@@ -71,6 +71,10 @@ bool ExportManager::unexport(const std::string& vd, std::string* err) {
   auto it = exports_.find(vd);
   if (it == exports_.end()) return *err = vd + " is not exported", false;
   bool ok = true;
+  // NBD clients: in-flight requests answered, then a clean close. ublk:
+  // STOP_DEV deletes the disk once the I/O in flight completes (the kernel
+  // drains the queue before the disk goes).
+  if (it->second.nbd) it->second.nbd->drain(10000);
   it->second.nbd.reset();
   if (it->second.ublk) ok = it->second.ublk->remove(err);
   exports_.erase(it);

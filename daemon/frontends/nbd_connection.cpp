@@ -37,6 +37,8 @@ NbdConnection::NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExport
   start_task_ = {on_start, this, nullptr};
   buf_task_ = {on_buffers, this, nullptr};
   send_retry_task_ = {on_send_retry, this, nullptr};
+  drain_task_ = {on_drain, this, nullptr};
+  idle_task_ = {on_close_if_idle, this, nullptr};
   iov_.resize(kMaxBatch * 2);
   batch_.reserve(kMaxBatch);
 }
@@ -54,6 +56,25 @@ void NbdConnection::kill() {
 }
 
 void NbdConnection::on_start(Task* t) { static_cast<NbdConnection*>(t->arg)->pump(); }
+
+void NbdConnection::drain() { r_.post(&drain_task_); }
+
+void NbdConnection::on_drain(Task* t) {
+  auto* c = static_cast<NbdConnection*>(t->arg);
+  if (c->closing_) return;
+  c->draining_ = true;
+  c->pump();
+}
+
+void NbdConnection::close_if_idle() { r_.post(&idle_task_); }
+
+void NbdConnection::on_close_if_idle(Task* t) {
+  auto* c = static_cast<NbdConnection*>(t->arg);
+  // Nothing in flight, nothing half received, never told: an idle client.
+  if (c->draining_ && !c->told_ && !c->closing_ && c->inflight_ == 0 && c->rx_ == RxState::Header &&
+      c->rtail_ == c->rhead_)
+    c->begin_close(nullptr);
+}
 
 void NbdConnection::on_buffers(Task* t) {
   auto* c = static_cast<NbdConnection*>(t->arg);
@@ -89,7 +110,9 @@ void NbdConnection::pump() {
       cur_ = nullptr;
     }
   }
-  if (disconnecting_ && inflight_ == 0) begin_close(nullptr);
+  // Draining: closed once the client has been told (an NBD_ESHUTDOWN sent)
+  // and nothing is in flight; an idle one by close_if_idle.
+  if ((disconnecting_ || (draining_ && told_)) && inflight_ == 0 && !closing_) begin_close(nullptr);
   arm_recv();
 }
 
@@ -120,11 +143,13 @@ bool NbdConnection::parse_header() {
   const bool data = type == kCmdRead || type == kCmdWrite;
   large_writes_ = type == kCmdWrite && len >= kLargeWrite;
   const uint32_t bad = data ? check(off, len, type == kCmdWrite) : 0;
-  if (type == kCmdWrite && bad && len > kMaxDiscardBytes) {
+  // Draining: nothing new is served (a write's payload is skipped).
+  const uint32_t refuse = draining_ && type != kCmdDisc ? uint32_t(kESHUTDOWN) : 0;
+  if (type == kCmdWrite && (bad || refuse) && len > kMaxDiscardBytes) {
     begin_close("write far larger than the maximum block size");
     return false;
   }
-  if (data && !bad) {
+  if (data && !bad && !refuse) {
     q->buf = r_.pool().get(len);
     if (!q->buf) {
       // Arena used up: leave the header unparsed and retry once buffers are freed.
@@ -136,6 +161,18 @@ bool NbdConnection::parse_header() {
   rhead_ += kRequestBytes;
   free_ = q->next;
   inflight_++;
+  if (refuse) {
+    told_ = true;
+    if (type == kCmdWrite) {
+      q->error = refuse;
+      cur_ = q;
+      discard_left_ = len;
+      rx_ = RxState::Discard;
+    } else {
+      reply(q, refuse);
+    }
+    return true;
+  }
   switch (type) {
     case kCmdRead:
       if (bad) reply(q, bad);
@@ -311,7 +348,7 @@ void NbdConnection::on_send_cqe(Completion* cc, const io_uring_cqe* cqe) {
     return;
   }
   c->kick_send();
-  if (was_full || c->disconnecting_) c->pump();
+  if (was_full || c->disconnecting_ || c->draining_) c->pump();
 }
 
 void NbdConnection::release(Req* q) {

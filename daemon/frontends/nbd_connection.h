@@ -31,6 +31,15 @@ class NbdConnection {
   ~NbdConnection();
   void start();               // any thread: begins serving on the reactor
   void kill();                // any thread: shuts the socket down; the reactor then closes
+  // Any thread: a clean end from the server's side, as far as NBD allows:
+  // requests in flight are served and answered, requests that arrive
+  // meanwhile are answered NBD_ESHUTDOWN (the protocol's "the server is
+  // shutting down, disconnect"), and once the client has been told so and
+  // nothing is in flight the connection closes (or when the client closes).
+  void drain();
+  // Any thread, after drain(): closes the connection if its client is idle
+  // (nothing in flight or half received, never told).
+  void close_if_idle();
   bool closed() const { return closed_.load(std::memory_order_acquire); }
 
  private:
@@ -53,6 +62,8 @@ class NbdConnection {
   };
 
   static void on_start(Task* t);
+  static void on_drain(Task* t);
+  static void on_close_if_idle(Task* t);
   static void on_buffers(Task* t);
   static void on_send_retry(Task* t);
   static void on_recv_cqe(Completion* c, const io_uring_cqe* cqe);
@@ -96,7 +107,9 @@ class NbdConnection {
   uint32_t have_ = 0;
   uint64_t discard_left_ = 0;
   bool disconnecting_ = false, closing_ = false, buf_wait_ = false;
-  Task start_task_, buf_task_, send_retry_task_;
+  bool draining_ = false;     // drain(): new requests get NBD_ESHUTDOWN
+  bool told_ = false;         // draining: an NBD_ESHUTDOWN was sent; closes once none is in flight
+  Task start_task_, buf_task_, send_retry_task_, drain_task_, idle_task_;
 
   // Send side: a FIFO of ready replies; one sendmsg in flight.
   Hook send_hook_;

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -146,7 +147,10 @@ void NbdServer::serve(Client* c) {
       cv_.notify_all();
     });
     c->conn->start();
-    if (stopping_) c->conn->kill();
+    if (stopping_) {
+      if (draining_) c->conn->drain();
+      else c->conn->kill();
+    }
   }
   std::lock_guard<std::mutex> g(mu_);
   c->handshake_done = true;
@@ -183,14 +187,42 @@ size_t NbdServer::connection_count() {
   return n;
 }
 
-NbdServer::~NbdServer() {
+void NbdServer::stop_listening() {
   stopping_ = true;
   if (listener_.joinable()) {
     [[maybe_unused]] ssize_t n = write(wake_[1], "x", 1);
     listener_.join();
   }
   if (listen_fd_ >= 0) close(listen_fd_);
+  listen_fd_ = -1;
   if (!unix_path_.empty()) unlink(unix_path_.c_str());
+  unix_path_.clear();
+}
+
+void NbdServer::drain(int timeout_ms) {
+  draining_ = true;
+  stop_listening();
+  std::unique_lock<std::mutex> g(mu_);
+  for (auto& c : clients_) {
+    if (c.conn) c.conn->drain();
+    else if (!c.handshake_done && c.fd >= 0) shutdown(c.fd, SHUT_RDWR);  // not serving yet: nothing in flight
+  }
+  auto all_closed = [&] {
+    for (auto& c : clients_)
+      if (!c.handshake_done || (c.conn && !c.conn->closed())) return false;
+    return true;
+  };
+  // A busy client is told (NBD_ESHUTDOWN) within this grace; one that sent
+  // nothing meanwhile is idle and closed.
+  const int grace_ms = std::min(timeout_ms, 1000);
+  if (cv_.wait_for(g, std::chrono::milliseconds(grace_ms), all_closed)) return;
+  for (auto& c : clients_)
+    if (c.conn && !c.conn->closed()) c.conn->close_if_idle();
+  cv_.wait_for(g, std::chrono::milliseconds(timeout_ms - grace_ms), all_closed);
+}
+
+NbdServer::~NbdServer() {
+  stop_listening();
   {
     // Wake handshakes blocked in recv, and close live connections.
     std::unique_lock<std::mutex> g(mu_);

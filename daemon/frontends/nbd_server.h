@@ -22,6 +22,10 @@ class NbdServer {
   static std::unique_ptr<NbdServer> start(Engine& engine, BlockTarget* target, const std::string& name,
                                           const std::string& listen, std::string* uri, std::string* err);
   ~NbdServer();  // closes the listener and every connection, waits for them
+  // Stops listening and ends every connection cleanly (NbdConnection::drain:
+  // in-flight requests answered, new ones NBD_ESHUTDOWN), waiting up to
+  // timeout_ms for them to close; the destructor closes what is left.
+  void drain(int timeout_ms);
   size_t connection_count();
 
  private:
@@ -35,6 +39,7 @@ class NbdServer {
   void accept_loop();
   void serve(Client* c);
   void reap(bool all);
+  void stop_listening();
 
   Engine& engine_;
   BlockTarget* target_;
@@ -44,6 +49,7 @@ class NbdServer {
   int wake_[2] = {-1, -1};
   std::thread listener_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};  // connections made while stopping are drained, not killed
   std::mutex mu_;
   std::condition_variable cv_;
   std::list<Client> clients_;

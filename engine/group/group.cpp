@@ -11,6 +11,7 @@
 
 #include "engine/group/group_impl.h"
 #include "engine/group/metadata_io.h"
+#include "engine/planner.h"
 
 namespace gpuraid {
 
@@ -89,18 +90,16 @@ static std::vector<const Drive*> raw(const std::vector<std::unique_ptr<Drive>>& 
   return v;
 }
 
-// A new drive against the drives in the group's slots (members, failed ones
-// included, and spares) but `replacing`: the drive is appended last, so it
-// is named first.
-static bool refuse_shared(const Group::Impl& im, const Drive& d, std::string* err, int replacing = -1) {
+// The drive is appended last, so it is named first.
+bool Group::Impl::refuse_shared(const Drive& d, std::string* err, int replacing) const {
   std::vector<const Drive*> all;
   {
-    std::lock_guard<std::mutex> l(im.mu);
+    std::lock_guard<std::mutex> l(mu);
     for (uint32_t s = 0; s < kMaxSlots; s++)
-      if (im.present(s) && int(s) != replacing) all.push_back(im.drives[s].get());
+      if (present(s) && int(s) != replacing) all.push_back(drives[s].get());
   }
   all.push_back(&d);
-  return refuse_shared(all, err);
+  return gpuraid::refuse_shared(all, err);
 }
 
 std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr<Drive>> members,
@@ -158,6 +157,36 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   im.wire(*grp, /*write_superblocks=*/false);  // the superblocks just written say all it would
   return grp;
 }
+
+// The stripes of dirty regions and, in them, the data strips of unusable
+// members: reconstructed from parity that may be stale.
+static StaleParity stale_parity(const Geometry& g, uint64_t region_bytes, const std::vector<uint8_t>& dirty,
+                                uint64_t unusable) {
+  StaleParity sp;
+  sp.members = unusable;
+  const uint64_t spr = region_bytes / g.strip_bytes;
+  const uint64_t data_roles = (1ull << g.data_strips()) - 1;
+  for (uint64_t r = 0; r < dirty.size() * 8; r++) {
+    if (!(dirty[r / 8] >> (r % 8) & 1)) continue;
+    sp.regions++;
+    for (uint64_t st = r * spr; st < std::min((r + 1) * spr, g.stripes()); st++) {
+      sp.stripes++;
+      sp.bytes += uint64_t(__builtin_popcountll(failed_roles(g, st, unusable) & data_roles)) * g.strip_bytes;
+    }
+  }
+  return sp;
+}
+
+std::string StaleParity::describe() const {
+  std::string who;
+  for (uint64_t m = members; m; m &= m - 1) who += (who.empty() ? "" : ", ") + std::to_string(__builtin_ctzll(m));
+  return "parity of " + std::to_string(regions) + " dirty regions (" + std::to_string(stripes) +
+         " stripes) may be stale and cannot be recomputed; there, " + std::to_string(bytes) +
+         " bytes of data held by member" + (__builtin_popcountll(members) > 1 ? "s " : " ") + who +
+         " are reconstructed from that parity and may read wrong";
+}
+
+const StaleParity& Group::forced_stale() const { return impl_->forced; }
 
 std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
                                        std::string* note, std::string* err, bool force) {
@@ -245,10 +274,16 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     }
     uint64_t n = 0;
     for (uint8_t b : dirty) n += __builtin_popcount(b);
-    if (n && unusable && g.has_parity() && !force)
-      return fail(err, "stopped uncleanly while degraded: parity of " + std::to_string(n) +
-                           " dirty regions may be stale and cannot be recomputed; start with force to accept that"), nullptr;
-    if (n) notes.push_back("unclean stop: " + std::to_string(n) + " dirty regions will be resynced");
+    if (n && unusable && g.has_parity()) {
+      const StaleParity sp = stale_parity(g, top.bitmap_region_bytes, dirty, unusable);
+      if (!force)
+        return fail(err, "stopped uncleanly while degraded: " + sp.describe() +
+                             "; start with force to accept that (then rebuild onto a spare or a replacement)"), nullptr;
+      im.forced = sp;
+      notes.push_back("started with force: " + sp.describe());
+    } else if (n) {
+      notes.push_back("unclean stop: " + std::to_string(n) + " dirty regions will be resynced");
+    }
   }
   // Missing members get a null stand-in (never used: they are failed).
   std::vector<Drive*> vm;
@@ -369,7 +404,7 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
   // A failed member's own drive may come back into its slot (rebuilt in full,
   // as md's re-add): a write still in flight to it holds its stripe's lock,
   // which the rebuild of that stripe waits for.
-  if (!refuse_shared(*impl_, *drive, err, int(index))) return false;
+  if (!impl_->refuse_shared(*drive, err, int(index))) return false;
   std::string what;
   if (!force && drive_holds_data(*drive, &what))
     return fail(err, drive->path() + " holds " + what + ": refusing to overwrite it (force to override)");
@@ -379,7 +414,9 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
 bool Group::add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err) {
   Impl& im = *impl_;
   if (!drive || drive->type() == DriveType::Null) return fail(err, "a spare must be a real drive");
-  if (!refuse_shared(im, *drive, err)) return false;
+  if (!volume_->geometry().has_parity() && !volume_->geometry().is_mirror())
+    return fail(err, "raid0 has no redundancy: a spare could never take over a member (a failure fails the group)");
+  if (!im.refuse_shared(*drive, err)) return false;
   const Geometry& g = volume_->geometry();
   if (drive->size_bytes() < kMetadataBytes + g.member_data_bytes)
     return fail(err, drive->path() + " is too small to be a spare: needs " + std::to_string(kMetadataBytes + g.member_data_bytes) + " bytes");
@@ -403,6 +440,36 @@ bool Group::add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err
   // A failed member waiting for a spare takes it now.
   if (volume_->failed_mask()) im.want_auto_replace = true;
   return true;
+}
+
+std::unique_ptr<Drive> Group::remove_spare(const std::string& path, std::string* err) {
+  Impl& im = *impl_;
+  std::unique_ptr<Drive> d;
+  Impl::Persisted p;
+  {
+    std::lock_guard<std::mutex> l(im.mu);
+    for (uint32_t s = volume_->geometry().members; s < kMaxSlots && !d; s++)
+      if (im.sb.slots[s].state == SlotState::Spare && im.present(s) && im.drives[s]->path() == path) {
+        d = std::move(im.drives[s]);
+        im.sb.slots[s] = Slot{};
+      }
+    if (!d) return fail(err, path + " is not a spare of this group (it may have taken over a member)"), nullptr;
+    p = im.persist_locked();  // no superblock lists it any more
+  }
+  im.after_persist(p);
+  std::string e;
+  if (!wipe_metadata(*d, &e)) *err = "it left the group, but its metadata could not be wiped: " + e;
+  return d;
+}
+
+bool Group::rebuild_onto_spare(std::string* err) {
+  Impl& im = *impl_;
+  Volume& v = *volume_;
+  if (v.rebuilding_member() >= 0) return fail(err, "a rebuild of member " + std::to_string(v.rebuilding_member()) + " is running");
+  const uint64_t failed = v.failed_mask() & ~v.missing_mask();  // missing ones may come back
+  if (!failed) return fail(err, "no member is failed: nothing to rebuild");
+  if (!im.spares_left()) return fail(err, "no spare");
+  return im.take_spare_for(uint32_t(__builtin_ctzll(failed)), err);
 }
 
 bool Group::start_scrub(bool repair, std::string* err) {

@@ -78,6 +78,25 @@ struct GroupEvent {
 };
 const char* group_event_name(GroupEvent::Kind k);
 
+// What starting a group stopped uncleanly while degraded risks (the write
+// hole): stripes of dirty regions whose parity may be stale, and the data
+// of unusable members there, which is reconstructed from that parity.
+struct StaleParity {
+  uint64_t regions = 0;     // dirty regions
+  uint64_t stripes = 0;     // stripes in them
+  uint64_t bytes = 0;       // data bytes of unusable members in those stripes (may read wrong)
+  uint64_t members = 0;     // the unusable members (mask)
+  std::string describe() const;
+};
+
+// How a member came back (Group::readd_member).
+struct ReaddResult {
+  bool partial = false;     // only the regions written since it left are rebuilt
+  uint64_t regions = 0;     // partial: those regions
+  uint64_t bytes = 0;       // member data to rebuild at most (partial: the regions' bytes)
+  std::string how;          // for the operator: what is rebuilt and why
+};
+
 struct MemberInfo {
   uint32_t index = 0;
   std::string path;
@@ -103,8 +122,11 @@ class Group {
   // *note says when it starts degraded or must resync.
   // An array stopped uncleanly while degraded may hold stale parity in its
   // dirty regions (the write hole): refused unless force.
+  // With force it starts anyway; forced_stale() then says what that risks.
   static std::unique_ptr<Group> assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
                                          std::string* note, std::string* err, bool force = false);
+  // Set when assemble(force) started over stale parity; empty otherwise.
+  const StaleParity& forced_stale() const;
 
   Volume& volume() { return *volume_; }
   Impl& impl() { return *impl_; }  // engine-internal
@@ -125,6 +147,23 @@ class Group {
   bool replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err);
   bool add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err);
   size_t spare_count() const;
+  // Takes the spare on `path` out of the group (its slot released and
+  // persisted, its metadata wiped) and hands its drive back. *err set with a
+  // drive returned: out of the group, but its metadata could not be wiped.
+  std::unique_ptr<Drive> remove_spare(const std::string& path, std::string* err);
+  // Starts the rebuild of a failed member onto a spare now.
+  bool rebuild_onto_spare(std::string* err);
+  // A failed (or missing) member's drive back into its slot (mdadm --re-add).
+  // With `drive`, that drive object replaces the one the group holds (which
+  // may be a stand-in for a member absent at assembly); without, the group's
+  // own. When the drive still carries this member's superblock and the
+  // write-intent bitmap has tracked every region written since it left (it
+  // left while this group ran), only those regions are rebuilt; otherwise it
+  // is rebuilt in full and out->how says why. A drive that holds something
+  // else is refused unless force.
+  bool readd_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, ReaddResult* out, std::string* err);
+  // Zeroes a failed member's metadata area (a re-add is then in full).
+  bool wipe_failed_member(uint32_t index, std::string* err);
   bool start_scrub(bool repair, std::string* err);
   void pause_rebuild(bool paused);
   void pause_scrub(bool paused);

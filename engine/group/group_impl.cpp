@@ -76,6 +76,14 @@ uint64_t Group::Impl::persist_slot_state(uint32_t m, SlotState st) {
   Persisted p;
   {
     std::lock_guard<std::mutex> l(mu);
+    // A member leaving an active slot holds every write up to now (its own
+    // superblock is of this generation): a re-add needs only the regions the
+    // bitmap tracks from here on. One leaving a full rebuild holds part of
+    // its data only; one leaving a partial rebuild still lacks just the
+    // tracked regions (they stay tracked until nobody is out).
+    const SlotState was = sb.slots[m].state;
+    if (was == SlotState::Active) readd_gen[m] = sb.generation;
+    else if (was == SlotState::Rebuilding && !(partial_rebuild.load() && rebuild_slot.load() == int(m))) readd_gen[m] = 0;
     sb.slots[m].state = st;
     sb.slots[m].rebuild_checkpoint = 0;
     p = persist_locked();
@@ -157,7 +165,10 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   };
   vol->hooks.write_begin = [this](uint64_t stripe) { return wi->begin(stripe); };
   vol->hooks.write_end = [this](uint64_t stripe) { wi->end(stripe); };
-  vol->hooks.persist_failure = [this](uint32_t m, int) { return persist_slot_state(m, SlotState::Failed); };
+  vol->hooks.persist_failure = [this](uint32_t m, int) {
+    wi->set_tracking_failed(true);  // a re-add rebuilds only what it missed (see WriteIntent)
+    return persist_slot_state(m, SlotState::Failed);
+  };
   Volume::Events ev;
   ev.member_missing = [this](uint32_t m, int e) {
     emit(GroupEvent::MemberMissing, int(m), std::string("member ") + std::to_string(m) + " is missing (path lost: " +
@@ -187,22 +198,29 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
 
 bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare, std::string* err) {
   const Geometry& g = vol->geometry();
-  if (d->size_bytes() < kMetadataBytes + g.member_data_bytes) {
-    *err = d->path() + " is too small: needs " + std::to_string(kMetadataBytes + g.member_data_bytes) + " bytes";
+  // No new drive: the slot's own one again (a re-add in full), which the
+  // volume still holds; it stays in place whatever happens.
+  Drive* raw = d ? d.get() : vol->member(member);
+  if (raw->size_bytes() < kMetadataBytes + g.member_data_bytes) {
+    *err = raw->path() + " is too small: needs " + std::to_string(kMetadataBytes + g.member_data_bytes) + " bytes";
     return false;
   }
   std::vector<uint8_t> zeros(std::max<uint64_t>(1, wi->bitmap_bytes()), 0);
   for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
-    if (!write_bitmap_block(*d, zeros.data(), zeros.size(), b, err)) return false;
-  Drive* raw = d.get();
-  const std::string path = d->path();
+    if (!write_bitmap_block(*raw, zeros.data(), zeros.size(), b, err)) return false;
+  const std::string path = raw->path();
+  const bool swapped = d != nullptr;
   Persisted p;
   {
     std::lock_guard<std::mutex> l(mu);
     const Slot old = sb.slots[member];
+    const uint64_t old_gen = readd_gen[member];
+    readd_gen[member] = 0;  // a new member: nothing to re-add
     sb.slots[member] = Slot{new_uuid(), SlotState::Rebuilding, 0};
-    retired.push_back(std::move(drives[member]));
-    drives[member] = std::move(d);
+    if (swapped) {
+      retired.push_back(std::move(drives[member]));
+      drives[member] = std::move(d);
+    }
     p = persist_locked();
     if (p.failed >> member & 1) {
       // The new drive cannot hold the member's superblock: the old one
@@ -210,8 +228,11 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
       // a rebuilding member whose drive is gone: failed, as it is).
       *err = "cannot make " + path + " member " + std::to_string(member) + ": " + p.why(member);
       sb.slots[member] = old;
-      std::swap(drives[member], retired.back());
-      retired.pop_back();
+      readd_gen[member] = old_gen;
+      if (swapped) {
+        std::swap(drives[member], retired.back());
+        retired.pop_back();
+      }
       p.failed &= ~(1ull << member);  // it is failed already
       p.add(persist_locked());
       raw = nullptr;
@@ -298,6 +319,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
         Persisted p = persist([&] {
           sb.slots[m].state = SlotState::Active;
           sb.slots[m].rebuild_checkpoint = 0;
+          readd_gen[m] = 0;
         });
         if (p.failed >> m & 1) msg += ", but failed: " + p.why(uint32_t(m));
       }

@@ -50,9 +50,21 @@ struct Group::Impl {
   std::function<bool(uint32_t, int)> path_policy;
   std::atomic<uint64_t> missing_timeout_ns{60'000'000'000ull};
   std::array<std::atomic<uint64_t>, kMaxMembers> missing_deadline_ns{};
-  std::atomic<bool> partial_rebuild{false};  // the rebuild running is of a member back from a path loss
+  std::atomic<bool> partial_rebuild{false};  // the rebuild running is of a member back (path loss, re-add)
   uint64_t resync_written0 = 0, resync_skipped0 = 0, resync_missed_regions = 0;
+  // Per member (under mu): the generation of its own superblock when it left
+  // an active slot (failed or missing) while this group ran; from then on
+  // the bitmap tracks every region written, so its drive lacks only those.
+  // 0: not known (it left before assembly, or during a full rebuild): a
+  // re-add rebuilds it in full.
+  std::array<uint64_t, kMaxMembers> readd_gen{};
+  StaleParity forced;  // assemble(force) over stale parity
   void wire_path_loss();
+  // A member's drive back in its slot (reinstate, re-add): its superblock
+  // says rebuilding, the bitmap goes to it, and only the missed regions are
+  // rebuilt. `fresh` (may be null) replaces the slot's drive object; on
+  // refusal the slot is set back to `back` and nothing else changed.
+  bool resume_member(uint32_t index, std::unique_ptr<Drive> fresh, SlotState back, std::string* err);
   void fail_overdue_missing();                // housekeeping
   void rebuild_ended(int member);             // housekeeping, after a rebuild finished
 
@@ -91,7 +103,11 @@ struct Group::Impl {
   void housekeeping_tick(bool slow);
   bool take_spare_for(uint32_t member, std::string* err);
   size_t spares_left() const;
+  // d null: the slot's own drive, rebuilt in full.
   bool start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare_slot, std::string* err);
+  // A new drive against the drives in the group's slots (members, failed
+  // ones included, and spares) but `replacing`: one drive is one member.
+  bool refuse_shared(const Drive& d, std::string* err, int replacing = -1) const;
   // Hooks, events, background, housekeeping; the group starts running.
   // With write_superblocks: they say so first (not clean; assemble's
   // changes), and members that cannot take them fail (returned).

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +52,15 @@ bool erase_superblock(Drive& d, std::string* err) {
   Block b(kSuperblockBytes);
   for (uint64_t off : kSuperblockOffsets)
     if (!pwrite_all(d, b.p, kSuperblockBytes, off, err)) return false;
+  return sync(d, err);
+}
+
+bool wipe_metadata(Drive& d, std::string* err) {
+  constexpr size_t kChunk = 256 << 10;
+  Block b(kChunk);
+  const uint64_t end = std::min<uint64_t>(kMetadataBytes, d.size_bytes() & ~uint64_t(4095));
+  for (uint64_t off = 0; off < end; off += kChunk)
+    if (!pwrite_all(d, b.p, size_t(std::min<uint64_t>(kChunk, end - off)), off, err)) return false;
   return sync(d, err);
 }
 

@@ -24,6 +24,9 @@ struct SuperblockRead {
 SuperblockRead read_superblock(Drive& d);
 // Wipes both superblock copies (a drive leaving a group).
 bool erase_superblock(Drive& d, std::string* err);
+// Zeroes the whole metadata area (superblocks, reserved area, write-intent
+// bitmap: the first kMetadataBytes) and flushes; member data is untouched.
+bool wipe_metadata(Drive& d, std::string* err);
 
 // The bitmap area holds one bit per region; writes go in whole 4 KiB blocks.
 bool write_bitmap_block(Drive& d, const uint8_t* bits, uint64_t bitmap_bytes, uint64_t block, std::string* err);

@@ -1,10 +1,11 @@
 // Path loss: a member whose path is gone but may come back (an NVMe-oF
 // controller reconnecting) is "missing" rather than failed. The volume
 // serves degraded meanwhile; the write-intent bitmap tracks every region
-// written (WriteIntent::set_tracking) and keeps it dirty. When the member
-// returns, the ordinary rebuild runs over it with hooks.rebuild_skip
-// passing over the stripes of regions it did not miss; past the missing
-// timeout the member is failed and the usual spare takeover follows.
+// written (WriteIntent::set_tracking) and keeps it dirty (so it does for a
+// failed member: readd.cpp). When the member returns, the ordinary rebuild
+// runs over it with hooks.rebuild_skip passing over the stripes of regions
+// it did not miss; past the missing timeout the member is failed and the
+// usual spare takeover follows.
 #include <cstring>
 
 #include "engine/clock.h"
@@ -48,10 +49,11 @@ void Group::Impl::rebuild_ended(int member) {
              std::to_string(written + skipped) + " stripes, " + std::to_string(resync_missed_regions) +
              " missed regions)");
   }
-  // Nobody else is missing: stop tracking; the missed regions become
-  // ordinary dirty regions, cleared once idle.
-  if (vol->missing_mask() == 0) {
-    wi->set_tracking(false);
+  // Nobody else is missing or failed: stop tracking; the missed regions
+  // become ordinary dirty regions, cleared once idle.
+  if (vol->missing_mask() == 0) wi->set_tracking(false);
+  if (vol->failed_mask() == 0) {
+    wi->set_tracking_failed(false);
     wi->clear_missed();
   }
 }
@@ -85,42 +87,64 @@ bool Group::reinstate_member(uint32_t index, std::string* err) {
                   " returns when it ends", false;
   Drive* d = v.member(index);
   const SuperblockRead r = read_superblock(*d);
-  Uuid want;
-  Impl::Persisted p;
-  bool refused = false;
   {
     std::lock_guard<std::mutex> l(im.mu);
-    want = im.sb.slots[index].uuid;
-    if (!r.ok || r.sb.group_uuid != im.sb.group_uuid || r.sb.member_uuid != want)
+    if (!r.ok || r.sb.group_uuid != im.sb.group_uuid || r.sb.member_uuid != im.sb.slots[index].uuid)
       return *err = d->path() + " no longer carries " + who + "'s superblock" + (r.ok ? "" : " (" + r.why() + ")") +
                     ": fail the member instead", false;
-    im.sb.slots[index] = Slot{want, SlotState::Rebuilding, 0};
-    p = im.persist_locked();
-    if (p.failed >> index & 1) {
-      // It cannot take its superblock: still missing, and the others say so again.
-      *err = who + " cannot come back: " + p.why(index) + " (fail the member instead)";
-      refused = true;
-      im.sb.slots[index] = Slot{want, SlotState::Missing, 0};
-      p.failed &= ~(1ull << index);
-      p.add(im.persist_locked());
-    }
   }
-  im.after_persist(p);
-  if (refused) return false;
-  im.resync_written0 = v.stats().rebuild_stripes_written;
-  im.resync_skipped0 = v.stats().rebuild_stripes_skipped;
-  im.resync_missed_regions = im.wi->missed_regions();
-  im.persisted_rebuild_cp = 0;
-  im.rebuild_slot = int(index);
-  im.partial_rebuild = true;  // before the rebuild can issue a stripe
-  if (!v.start_rebuild(index, d, 0, err)) {
-    im.partial_rebuild = false;
-    im.persist([&] { im.sb.slots[index] = Slot{want, SlotState::Missing, 0}; });
-    return false;
-  }
-  im.bg->arm_rebuild(0);
+  if (!im.resume_member(index, nullptr, SlotState::Missing, err)) return false;
   im.emit(GroupEvent::MemberReturned, int(index),
           who + " is back: rebuilding the " + std::to_string(im.resync_missed_regions) + " regions it missed");
+  return true;
+}
+
+bool Group::Impl::resume_member(uint32_t index, std::unique_ptr<Drive> fresh, SlotState back, std::string* err) {
+  Volume& v = *vol;
+  const std::string who = "member " + std::to_string(index);
+  Drive* d = fresh ? fresh.get() : v.member(index);
+  // Its own bitmap is as old as its departure: the current image goes first.
+  if (!wi->copy_to(*d, err)) return *err = who + " cannot come back: it cannot take the write-intent bitmap (" + *err + ")", false;
+  Uuid want;
+  Persisted p;
+  bool refused = false;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    want = sb.slots[index].uuid;
+    sb.slots[index] = Slot{want, SlotState::Rebuilding, 0};
+    const bool swapped = fresh != nullptr;
+    if (swapped) {
+      retired.push_back(std::move(drives[index]));
+      drives[index] = std::move(fresh);
+    }
+    p = persist_locked();
+    if (p.failed >> index & 1) {
+      // It cannot take its superblock: as it was, and the others say so again.
+      *err = who + " cannot come back: " + p.why(index);
+      refused = true;
+      sb.slots[index] = Slot{want, back, 0};
+      if (swapped) {
+        std::swap(drives[index], retired.back());
+        retired.pop_back();
+      }
+      p.failed &= ~(1ull << index);
+      p.add(persist_locked());
+    }
+  }
+  after_persist(p);
+  if (refused) return false;
+  resync_written0 = v.stats().rebuild_stripes_written;
+  resync_skipped0 = v.stats().rebuild_stripes_skipped;
+  resync_missed_regions = wi->missed_regions();
+  persisted_rebuild_cp = 0;
+  rebuild_slot = int(index);
+  partial_rebuild = true;  // before the rebuild can issue a stripe
+  if (!v.start_rebuild(index, d, 0, err)) {
+    partial_rebuild = false;
+    persist([&] { sb.slots[index] = Slot{want, back, 0}; });
+    return false;
+  }
+  bg->arm_rebuild(0);
   return true;
 }
 

@@ -48,7 +48,12 @@ void WriteIntent::end(uint64_t stripe) {
   // After the member writes, so that a write which skipped a member gone
   // missing meanwhile (tracking is on before that member counts as failed)
   // is recorded; before the count drops, so clear_idle sees it.
-  if (tracking_.load(std::memory_order_seq_cst)) missed_[r].store(1, std::memory_order_seq_cst);
+  if (tracking_.load(std::memory_order_seq_cst)) {
+    missed_[r].store(kMissedKeptDirty, std::memory_order_seq_cst);
+  } else if (tracking_failed_.load(std::memory_order_seq_cst)) {
+    uint8_t none = kNotMissed;
+    missed_[r].compare_exchange_strong(none, kMissedInMemory, std::memory_order_seq_cst);
+  }
   inflight_[r].fetch_sub(1, std::memory_order_seq_cst);
 }
 
@@ -57,12 +62,15 @@ WriteIntent::ClearResult WriteIntent::clear_idle(uint64_t idle_ns, const std::fu
   const uint64_t now = mono_ns();
   std::vector<uint64_t> cleared;
   for (uint64_t r = 0; r < regions_; r++) {
-    if (!dirty_[r].load() || suspect_[r].load() || missed_[r].load() || now - last_ns_[r].load() < idle_ns) continue;
+    if (!dirty_[r].load() || suspect_[r].load() || missed_[r].load() == kMissedKeptDirty ||
+        now - last_ns_[r].load() < idle_ns)
+      continue;
     // Dekker-style with begin(): we clear the flag, then look for writers;
     // a writer raises its count, then looks at the flag. One sees the other.
     // A writer marks the region missed before its count drops: looked at again.
     dirty_[r].store(0, std::memory_order_seq_cst);
-    if (inflight_[r].load(std::memory_order_seq_cst) || missed_[r].load(std::memory_order_seq_cst)) {
+    if (inflight_[r].load(std::memory_order_seq_cst) ||
+        missed_[r].load(std::memory_order_seq_cst) == kMissedKeptDirty) {
       dirty_[r].store(1, std::memory_order_seq_cst);
       continue;
     }
@@ -96,6 +104,13 @@ uint64_t WriteIntent::clear_all(std::string* why) {
   return failed;
 }
 
+bool WriteIntent::copy_to(Drive& d, std::string* err) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (uint64_t b = 0; b * 4096 < bits_.size() || b == 0; b++)
+    if (!write_bitmap_block(d, bits_.data(), bits_.size(), b, err)) return false;
+  return true;
+}
+
 void WriteIntent::set_suspect(const std::vector<uint8_t>& bits) {
   uint64_t n = 0;
   for (uint64_t r = 0; r < regions_; r++) {
@@ -117,12 +132,23 @@ void WriteIntent::region_resynced(uint64_t r) {
 
 uint64_t WriteIntent::missed_regions() const {
   uint64_t n = 0;
-  for (uint64_t r = 0; r < regions_; r++) n += missed_[r].load();
+  for (uint64_t r = 0; r < regions_; r++) n += missed_[r].load() != kNotMissed;
   return n;
 }
 
+void WriteIntent::set_tracking(bool on) {
+  tracking_.store(on, std::memory_order_seq_cst);
+  if (on) return;
+  // Nobody missing: what is still missed (by a failed member) is known in
+  // memory only, and its bits may clear once idle.
+  for (uint64_t r = 0; r < regions_; r++) {
+    uint8_t kept = kMissedKeptDirty;
+    missed_[r].compare_exchange_strong(kept, kMissedInMemory, std::memory_order_seq_cst);
+  }
+}
+
 void WriteIntent::clear_missed() {
-  for (uint64_t r = 0; r < regions_; r++) missed_[r].store(0, std::memory_order_seq_cst);
+  for (uint64_t r = 0; r < regions_; r++) missed_[r].store(kNotMissed, std::memory_order_seq_cst);
 }
 
 uint64_t WriteIntent::dirty_regions() const {

@@ -67,16 +67,26 @@ class WriteIntent {
   uint64_t suspect_regions() const { return suspect_count_.load(); }
   uint64_t dirty_regions() const;
 
-  // Path loss: while tracking, every region written (end()) is also
-  // "missed": a missing member lacks its writes. A missed region stays
-  // dirty (clear_idle leaves it) until clear_missed(), so its bit on disk
-  // names it after a crash too.
-  void set_tracking(bool on) { tracking_.store(on, std::memory_order_seq_cst); }
+  // While a member is missing (set_tracking) or failed
+  // (set_tracking_failed), every region written (end()) is also "missed":
+  // that member lacks its writes, and its return or re-add rebuilds only
+  // those regions. A region missed while a member is missing stays dirty
+  // (clear_idle leaves it) until clear_missed() or set_tracking(false), so
+  // its bit on disk names it after a crash too; one missed by a failed
+  // member only is known in memory (after a restart a re-add is in full),
+  // so that a crash long after the writes is not taken for stale parity.
+  void set_tracking(bool on);
+  void set_tracking_failed(bool on) { tracking_failed_.store(on, std::memory_order_seq_cst); }
   bool tracking() const { return tracking_.load(std::memory_order_seq_cst); }
-  bool missed_stripe(uint64_t stripe) const { return missed_[region_of_stripe(stripe)].load(std::memory_order_acquire); }
+  bool missed_stripe(uint64_t stripe) const {
+    return missed_[region_of_stripe(stripe)].load(std::memory_order_acquire) != kNotMissed;
+  }
   uint64_t missed_regions() const;
   void clear_missed();
   uint64_t bitmap_bytes() const { return (regions_ + 7) / 8; }
+  // Writes the whole bitmap image as it is now to a drive coming back into
+  // the group (its own copy is as old as its failure).
+  bool copy_to(Drive& d, std::string* err);
 
  private:
   struct BlockWrite {
@@ -97,6 +107,9 @@ class WriteIntent {
   std::atomic<uint64_t> suspect_count_{0};
   std::unique_ptr<std::atomic<uint8_t>[]> missed_;
   std::atomic<bool> tracking_{false};
+  std::atomic<bool> tracking_failed_{false};
+  // missed_[r]: not missed; missed, known in memory only; missed and kept dirty on disk.
+  static constexpr uint8_t kNotMissed = 0, kMissedInMemory = 1, kMissedKeptDirty = 2;
 };
 
 }  // namespace gpuraid

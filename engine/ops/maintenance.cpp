@@ -69,8 +69,10 @@ uint32_t member_of(Op* op, uint32_t role) { return role_member(op->vol->geometry
 bool begin_repair(Op* op) { return op->mkind != M::ScrubRepair || begin_write_intent(op); }
 
 void writes_done(Op* op) {
-  release_write_intent(op);
+  // Errors first: a member a repair could not write is failed (and the
+  // bitmap tracking on) before the intent ends, so its region is tracked.
   const bool ok = absorb_errors(op);
+  release_write_intent(op);
   const bool rebuild_target_lost = op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member;
   if (op->mkind == M::Rebuild && ok && !rebuild_target_lost) op->vol->mutable_stats().rebuild_stripes_written++;
   finish(op, ok && !rebuild_target_lost ? 0 : -EIO);

@@ -175,8 +175,31 @@ TEST_F(Fuzz, TenThousandBadRequestsChangeNothing) {
         v1::DeleteGroupRequest q;
         q.set_name(bad_string(r));
         q.set_force(r() % 2);
-        v1::Empty x;
+        q.set_unexport(r() % 2);
+        v1::DeleteGroupResponse x;
         return call(&v1::Gpuraid::Stub::DeleteGroup, q, &x);
+      },
+      [&] {
+        v1::StartGroupRequest q;  // dg0 is running: nothing to start
+        q.set_name(r() % 2 ? bad_string(r) : "dg0");
+        q.set_force(r() % 2);
+        v1::StartGroupResponse x;
+        return call(&v1::Gpuraid::Stub::StartGroup, q, &x);
+      },
+      [&] {
+        v1::ReaddMemberRequest q;  // dg0's members are active: nothing to re-add
+        q.set_group(r() % 2 ? bad_string(r) : "dg0");
+        q.set_drive(r() % 2 ? bad_string(r) : "pd" + std::to_string(r() % 6));
+        q.set_force(r() % 2);
+        v1::ReaddMemberResponse x;
+        return call(&v1::Gpuraid::Stub::ReaddMember, q, &x);
+      },
+      [&] {
+        v1::WipeDriveRequest q;
+        q.set_id(bad_string(r));
+        q.set_force(r() % 2);
+        v1::WipeDriveResponse x;
+        return call(&v1::Gpuraid::Stub::WipeDrive, q, &x);
       },
       [&] {
         v1::ReplaceMemberRequest q;

@@ -150,7 +150,8 @@ echo "   ok"
 
 step "--help on every command (exit 0)"
 for cmd in "" pd "pd add" "pd discover" "pd connect" "pd disconnect" "pd list" "pd show" "pd remove" "pd fail" "pd spare" "pd unspare" dg "dg create" \
-  "dg list" "dg show" "dg delete" "dg replace" "dg rebuild" "dg scrub" "dg rates" vd "vd create" "vd list" \
+  "dg list" "dg show" "dg delete" "dg replace" "dg rebuild" "dg scrub" "dg rates" "dg start" "dg readd" "pd wipe" \
+  vd "vd create" "vd list" \
   "vd show" "vd resize" "vd delete" "vd export" "vd unexport" "vd write" "vd read" stats events info; do
   # shellcheck disable=SC2086
   gp $cmd --help >/dev/null || fail "gpuraid $cmd --help failed"

@@ -4,6 +4,8 @@
   nbd_client.py trim SOCKET OFFSET LENGTH   one NBD_CMD_TRIM, expects success
   nbd_client.py bad-clients SOCKET          protocol abuse; asserts clean errors
                                             and that the server keeps serving
+  nbd_client.py idle SOCKET SECONDS         one read, then idle: expects the server
+                                            to close within SECONDS (an unexport)
 """
 import os
 import socket
@@ -149,6 +151,12 @@ def main():
         assert request(s, CMD_FLUSH, 0, 0)[0] == 0
     elif sys.argv[1] == "bad-clients":
         bad_clients(sys.argv[2])
+    elif sys.argv[1] == "idle":
+        s, _ = connect(sys.argv[2])
+        assert request(s, CMD_READ, 0, 4096)[0] == 0
+        print("idle client connected", flush=True)
+        s.settimeout(float(sys.argv[3]))
+        assert closed_by_server(s), "the server sent something unasked"
     else:
         sys.exit(__doc__)
 

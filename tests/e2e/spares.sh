@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Spares: a dedicated spare can be taken back (pd unspare): its group's
+# spare slot is released (also after a restart: the members' superblocks
+# and the registry agree) and the drive is wiped, free for anything. RAID 0
+# has no redundancy, so spares for it are refused (dg create --spare, pd
+# spare --group) with a clear message.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/ways_back_lib.sh"
+
+start_daemon
+for i in $(seq 0 7); do gp pd add "$T/drive$i.img" --size 64M >/dev/null; done
+
+step "a dedicated spare taken back"
+gp dg create --level 5 --name r5 pd0 pd1 pd2 --spare pd3 >/dev/null
+gp dg show r5 --watch --interval 0.2 >/dev/null
+check "spares" pd3 "$(gp dg show r5 --json | json '",".join(d.get("spares", []))')"
+gp pd unspare pd3
+check "pd3" "free " "$(gp pd show pd3 --json | json 'd["role"] + " " + d.get("group", "")')"
+check "spares of r5" "" "$(gp dg show r5 --json | json '",".join(d.get("spares", []))')"
+has_events SPARE_REMOVED
+stop_daemon
+start_daemon
+check "spares of r5 after a restart" "" "$(gp dg show r5 --json | json '",".join(d.get("spares", []))')"
+check "pd3 after a restart" free "$(gp pd show pd3 --json | json 'd["role"]')"
+
+step "the group no longer takes it: a failure leaves r5 degraded"
+gp pd fail pd1 >/dev/null
+sleep 1
+check "r5" degraded "$(gstate r5)"
+check "pd3 still" free "$(gp pd show pd3 --json | json 'd["role"]')"
+
+step "the drive is wiped: a new group over it needs no --force"
+gp dg create --level 1 --name m1 pd3 pd4 >/dev/null
+gp dg delete m1
+
+step "spares for raid0 are refused"
+expect_rc 1 gp dg create --level 0 --name r0 pd4 pd5 --spare pd6
+echo "   $ERR"
+expect_err_has "no redundancy"
+expect_rc 1 gp dg show r0
+gp dg create --level 0 --name r0 pd4 pd5 >/dev/null
+expect_rc 1 gp pd spare pd6 --group r0
+echo "   $ERR"
+expect_err_has "no redundancy"
+check "pd6" free "$(gp pd show pd6 --json | json 'd["role"]')"
+
+step "bad input"
+expect_rc 1 gp pd unspare pd6
+expect_err_has "not a spare"
+expect_rc 1 gp pd unspare nope
+expect_rc 2 gp pd unspare
+stop_daemon
+echo "spares: OK"
