@@ -74,10 +74,11 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
   for (const auto& id : gr.r.members()) {
     auto it = drives_.find(id);
     if (it == drives_.end()) continue;
-    if (it->second.missing) {  // an NVMe namespace not on the host
+    if (it->second.missing && it->second.r.has_nvme()) {  // an NVMe namespace not on the host (by identity)
       notes[id] = id + ": " + it->second.note;
       continue;
     }
+    // A file or device missing at an earlier try (daemon start) is tried again: it may be back (dg start).
     std::string err, gu, mu;
     auto d = reopen(it->second, &err);
     if (!d) {
@@ -92,6 +93,8 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
       it->second.note = it->second.r.path() + " no longer holds this member's superblock";
       continue;
     }
+    it->second.missing = false;
+    it->second.note.clear();
     found.insert(id);
     drives.push_back(std::move(d));
   }
