@@ -4,6 +4,7 @@
 
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
+#include "daemon/group_health.h"
 #include "daemon/logging.h"
 #include "daemon/validate.h"
 #include "engine/units.h"
@@ -67,7 +68,9 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_capacity_bytes(g.volume().size_bytes());
   out->set_free_bytes(g.volume().size_bytes() - group_used_bytes(r.name()));
   out->set_state(group_state_to_api(g.state()));
+  uint64_t lost = 0;
   for (const auto& mi : g.members()) {
+    if (mi.state != MemberState::Active) lost |= 1ull << mi.index;
     auto* m = out->add_members();
     m->set_index(mi.index);
     if (int(mi.index) < r.members_size()) m->set_drive(r.members(int(mi.index)));
@@ -83,6 +86,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   scrub_to_api(g.last_scrub(), out->mutable_last_scrub());
   out->set_redundancy_claimed(g.redundancy_claimed());
   out->set_generation(g.generation());
+  out->set_redundancy_left(redundancy_left(geo, lost, !out->init().running() && !out->resync().running()));
 }
 
 // Maps the group's members (by UUID, else path) back to PD records after

@@ -1,5 +1,8 @@
 #include "daemon/convert.h"
 
+#include <cctype>
+#include <cstring>
+
 namespace gpuraid::daemon {
 
 namespace v1 = gpuraid::v1;
@@ -110,6 +113,35 @@ void scrub_to_api(const ScrubReport& r, v1::ScrubReport* o) {
   o->set_repaired_stripes(r.repaired_stripes);
   for (auto s : r.mismatch_stripes) o->add_mismatch_stripes(s);
   for (auto m : r.located_members) o->add_located_members(m);
+}
+
+namespace {
+// An enum value's name without its type prefix, in lower case.
+std::string word(const std::string& name, const char* prefix) {
+  std::string w = name.rfind(prefix, 0) == 0 ? name.substr(strlen(prefix)) : name;
+  for (auto& c : w) c = char(tolower(static_cast<unsigned char>(c)));
+  return w.empty() ? "unknown" : w;
+}
+}  // namespace
+
+std::string group_state_word(v1::GroupState s) { return word(v1::GroupState_Name(s), "GROUP_STATE_"); }
+std::string drive_state_word(v1::DriveState s) { return word(v1::DriveState_Name(s), "DRIVE_STATE_"); }
+std::string event_kind_word(v1::EventKind k) { return word(v1::EventKind_Name(k), "EVENT_KIND_"); }
+
+std::vector<v1::GroupState> all_group_states() {
+  std::vector<v1::GroupState> out;
+  const auto* d = v1::GroupState_descriptor();
+  for (int i = 0; i < d->value_count(); i++)
+    if (d->value(i)->number() != v1::GROUP_STATE_UNSPECIFIED) out.push_back(v1::GroupState(d->value(i)->number()));
+  return out;
+}
+
+std::vector<v1::DriveState> all_drive_states() {
+  std::vector<v1::DriveState> out;
+  const auto* d = v1::DriveState_descriptor();
+  for (int i = 0; i < d->value_count(); i++)
+    if (d->value(i)->number() != v1::DRIVE_STATE_UNSPECIFIED) out.push_back(v1::DriveState(d->value(i)->number()));
+  return out;
 }
 
 }  // namespace gpuraid::daemon
