@@ -26,5 +26,6 @@ void add_pd_commands(Cli& c);
 void add_pd_fabrics_commands(Cli& c, CLI::App* pd);  // pd discover|connect|disconnect
 void add_dg_commands(Cli& c);
 void add_vd_commands(Cli& c);
+void add_status_command(Cli& c);  // status (cmd_status.cpp)
 
 }  // namespace gpuraid::cli

@@ -6,18 +6,14 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/describe.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 
 namespace gpuraid::cli {
 
 namespace {
-std::string level_str(const v1::Group& g) {
-  std::string l = enum_short(v1::RaidLevel_Name(g.level()), "RAID_LEVEL_");
-  if (g.level() == v1::RAID_LEVEL_EC) return "ec " + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
-  return "raid" + l;
-}
-std::string gstate(v1::GroupState s) { return enum_short(v1::GroupState_Name(s), "GROUP_STATE_"); }
+std::string gstate(v1::GroupState s) { return group_state_word(s); }
 
 void print_group(const v1::Group& g) {
   std::string vols;

@@ -2,6 +2,7 @@
 //   gpuraid pd add /dev/nvme0n1        gpuraid dg create --level 6 --strip 64K pd0 pd1 ...
 //   gpuraid vd create dg0 --size 1T    gpuraid vd export vd0 --ublk
 //   gpuraid dg show dg0 --watch        gpuraid events --follow     gpuraid stats --watch
+//   gpuraid status
 // Exit codes: 0 ok, 1 the daemon refused or failed the request, 2 usage
 // error, 3 the daemon could not be reached, 4 data verification failed.
 #include "cli/cli.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   add_pd_commands(c);
   add_dg_commands(c);
   add_vd_commands(c);
+  add_status_command(c);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

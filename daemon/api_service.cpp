@@ -33,6 +33,7 @@ FORWARD(UnexportVolume, v1::VolumeRef, v1::Volume, cp_.unexport_volume(*q, r))
 FORWARD(WriteVolume, v1::WriteVolumeRequest, v1::WriteVolumeResponse, cp_.write_volume(*q, r))
 FORWARD(ReadVolume, v1::ReadVolumeRequest, v1::ReadVolumeResponse, cp_.read_volume(*q, r))
 FORWARD(GetStats, v1::GetStatsRequest, v1::Stats, cp_.get_stats(*q, r))
+FORWARD(GetStatus, v1::GetStatusRequest, v1::StatusOverview, cp_.get_status(r))
 
 grpc::Status ApiService::WatchEvents(Ctx* ctx, const v1::WatchEventsRequest* q, grpc::ServerWriter<v1::Event>* w) {
   uint64_t after = q->after_seq();

@@ -1,0 +1,27 @@
+#include "cli/describe.h"
+
+#include "cli/output.h"
+
+namespace gpuraid::cli {
+
+namespace v1 = gpuraid::v1;
+
+std::string level_str(const v1::Group& g) {
+  std::string l = enum_short(v1::RaidLevel_Name(g.level()), "RAID_LEVEL_");
+  if (g.level() == v1::RAID_LEVEL_EC) return "ec " + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
+  return "raid" + l;
+}
+
+std::string export_str(const v1::Volume& v) {
+  if (!v.has_export_()) return "-";
+  const auto& e = v.export_();
+  std::string s = enum_short(v1::ExportKind_Name(e.kind()), "EXPORT_KIND_") + " ";
+  s += !e.dev_path().empty() ? e.dev_path() : !e.uri().empty() ? e.uri() : e.listen();
+  if (!e.active()) s += " (inactive: " + e.note() + ")";
+  return s;
+}
+
+std::string group_state_word(v1::GroupState s) { return enum_short(v1::GroupState_Name(s), "GROUP_STATE_"); }
+std::string drive_state_word(v1::DriveState s) { return enum_short(v1::DriveState_Name(s), "DRIVE_STATE_"); }
+
+}  // namespace gpuraid::cli
