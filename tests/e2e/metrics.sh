@@ -75,7 +75,20 @@ scrape
 [ "$(m 'gpuraid_dg_scrub_checked_stripes{dg="r6"}')" -gt 0 ] || fail "no scrubbed stripes"
 check "scrub mismatches" 0 "$(m 'gpuraid_dg_scrub_mismatched_stripes{dg="r6"}')"
 [ "$(m 'gpuraid_events_total{kind="scrub_finished"}')" -ge 1 ] || fail "no scrub_finished counted"
-echo "   ok: scrub figures"
+# 1 MiB of member 3 behind the daemon's back, past v6's extent (member data from 2 MiB on; v6 uses its first 16 MiB).
+head -c $((1 << 20)) /dev/urandom >"$T/junk"
+dd if="$T/junk" of="$T/d3.img" bs=1M seek=32 count=1 conv=notrunc oflag=direct status=none
+gp dg scrub r6 start --repair >/dev/null
+gp dg show r6 --watch --interval 0.2 >/dev/null
+scrape
+FOUND=$(m 'gpuraid_dg_scrub_mismatched_stripes{dg="r6"}')
+[ "$FOUND" -gt 0 ] || fail "the repair scrub found no mismatches"
+check "scrub repaired = found" "$FOUND" "$(m 'gpuraid_dg_scrub_repaired_stripes{dg="r6"}')"
+gp dg scrub r6 start >/dev/null
+gp dg show r6 --watch --interval 0.2 >/dev/null
+scrape
+check "mismatches after the repair" 0 "$(m 'gpuraid_dg_scrub_mismatched_stripes{dg="r6"}')"
+echo "   ok: scrub figures ($FOUND stripes found and repaired)"
 
 step "a second failure without a spare: degraded"
 gp pd fail pd2 >/dev/null
