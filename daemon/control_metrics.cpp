@@ -45,8 +45,9 @@ void io_metrics(PromText& p, const v1::Stats& s, const std::map<std::string, std
   p.sample("member_errors_total", {}, e.member_errors());
   p.family("reactor_cpu_seconds_total", "counter", "CPU time of the reactor threads.");
   p.sample("reactor_cpu_seconds_total", {}, e.reactor_cpu_s());
-  p.family("cpu_ns_per_io", "gauge", "Reactor CPU per VD I/O over the last second.");
-  p.sample("cpu_ns_per_io", {{"backend", e.parity_backend()}}, e.cpu_ns_per_io());
+  // Was gpuraid_cpu_ns_per_io: Prometheus names carry base units (seconds).
+  p.family("reactor_cpu_seconds_per_io", "gauge", "Reactor CPU per VD I/O over the last second.");
+  p.sample("reactor_cpu_seconds_per_io", {{"backend", e.parity_backend()}}, e.cpu_ns_per_io() * 1e-9);
 
   auto vd = [&](const v1::VolumeStats& v) -> Labels {
     auto g = vd_group.find(v.id());

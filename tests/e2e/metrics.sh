@@ -12,6 +12,16 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 scrape() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
   "http://127.0.0.1:$PORT/metrics" >"$T/metrics" || fail "GET /metrics"; }
 m() { python3 "$HERE/prom_check.py" get "$1" <"$T/metrics" || fail "metric $1"; }
+# The exposition format and naming: our checker, and Prometheus' own (promtool, Debian's prometheus) when installed.
+lint() {
+  python3 "$HERE/prom_check.py" lint <"$T/metrics" || fail "the exposition breaks Prometheus conventions"
+  if command -v promtool >/dev/null; then
+    promtool check metrics <"$T/metrics" || fail "promtool check metrics"
+    echo "   ok: exposition lint (prom_check.py, promtool)"
+  else
+    echo "   ok: exposition lint (prom_check.py; promtool not installed: its check skipped)"
+  fi
+}
 
 step "a RAID 6 over 6 file drives, a pool spare, a VD with data"
 start_daemon --metrics "$PORT"
@@ -60,8 +70,7 @@ check "pd6 (the spare) rebuilding" 1 "$(m 'gpuraid_pd_state{pd="pd6",state="rebu
 check "pd1 failed" 1 "$(m 'gpuraid_pd_state{pd="pd1",state="failed"}')"
 
 step "the dashboard's queries all exist in this live output"
-python3 "$HERE/prom_check.py" lint <"$T/metrics" || fail "the exposition breaks Prometheus conventions"
-echo "   ok: exposition lint"
+lint
 python3 "$HERE/prom_check.py" dashboard "$DASH" <"$T/metrics" || fail "the dashboard queries metrics that do not exist"
 
 step "finish the rebuild"
@@ -112,7 +121,7 @@ wsum, pr, pw = map(float, sys.argv[1:])
 assert wsum > 0 and pr > 0 and pw > 0, (wsum, pr, pw)
 print(f"   ok: vd write latency sum {wsum:.4f} s; pd0 member reads {pr:.0f}, writes {pw:.0f} in its histograms")
 PY
-python3 "$HERE/prom_check.py" lint <"$T/metrics" || fail "the exposition breaks Prometheus conventions"
+lint
 
 stop_daemon
 echo "metrics: OK"
