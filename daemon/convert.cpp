@@ -128,20 +128,18 @@ std::string group_state_word(v1::GroupState s) { return word(v1::GroupState_Name
 std::string drive_state_word(v1::DriveState s) { return word(v1::DriveState_Name(s), "DRIVE_STATE_"); }
 std::string event_kind_word(v1::EventKind k) { return word(v1::EventKind_Name(k), "EVENT_KIND_"); }
 
-std::vector<v1::GroupState> all_group_states() {
-  std::vector<v1::GroupState> out;
-  const auto* d = v1::GroupState_descriptor();
+namespace {
+// Every value of an API enum but its UNSPECIFIED (0), in declaration order.
+template <typename E>
+std::vector<E> all_values(const google::protobuf::EnumDescriptor* d) {
+  std::vector<E> out;
   for (int i = 0; i < d->value_count(); i++)
-    if (d->value(i)->number() != v1::GROUP_STATE_UNSPECIFIED) out.push_back(v1::GroupState(d->value(i)->number()));
+    if (d->value(i)->number() != 0) out.push_back(E(d->value(i)->number()));
   return out;
 }
+}  // namespace
 
-std::vector<v1::DriveState> all_drive_states() {
-  std::vector<v1::DriveState> out;
-  const auto* d = v1::DriveState_descriptor();
-  for (int i = 0; i < d->value_count(); i++)
-    if (d->value(i)->number() != v1::DRIVE_STATE_UNSPECIFIED) out.push_back(v1::DriveState(d->value(i)->number()));
-  return out;
-}
+std::vector<v1::GroupState> all_group_states() { return all_values<v1::GroupState>(v1::GroupState_descriptor()); }
+std::vector<v1::DriveState> all_drive_states() { return all_values<v1::DriveState>(v1::DriveState_descriptor()); }
 
 }  // namespace gpuraid::daemon

@@ -1,7 +1,6 @@
 #include "daemon/event_hook.h"
 
 #include <fcntl.h>
-#include <google/protobuf/util/json_util.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "daemon/convert.h"
+#include "daemon/event_log.h"
 #include "daemon/logging.h"
 #include "daemon/prom_text.h"
 
@@ -39,14 +39,6 @@ const char* severity(v1::EventKind k) {
   }
 }
 
-std::string to_json(const v1::Event& e) {
-  std::string s;
-  google::protobuf::util::JsonPrintOptions o;
-  o.always_print_primitive_fields = true;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(e, &s, o);
-  return s + "\n";
-}
 }  // namespace
 
 EventHook::EventHook(std::string command, size_t queue_max, std::chrono::milliseconds timeout)
@@ -98,7 +90,7 @@ void EventHook::loop() {
 }
 
 EventHook::Result EventHook::run(const v1::Event& e) {
-  const std::string json = to_json(e);
+  const std::string json = event_json(e);
   const std::string kind = event_kind_word(e.kind());
   std::vector<std::string> env_own = {
       "GPURAID_EVENT_KIND=" + kind,

@@ -17,6 +17,15 @@ namespace gpuraid::daemon {
 
 namespace v1 = gpuraid::v1;
 
+std::string event_json(const v1::Event& e) {
+  std::string s;
+  google::protobuf::util::JsonPrintOptions o;
+  o.always_print_primitive_fields = true;
+  o.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(e, &s, o);
+  return s + "\n";
+}
+
 EventLog::EventLog(std::string dir, uint64_t max_bytes)
     : dir_(std::move(dir)), path_(dir_ + "/" + kFile), max_bytes_(max_bytes) {}
 
@@ -100,12 +109,7 @@ bool EventLog::rotate(std::string* err) {
 }
 
 bool EventLog::append(const v1::Event& e, std::string* err) {
-  std::string line;
-  google::protobuf::util::JsonPrintOptions o;
-  o.always_print_primitive_fields = true;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(e, &line, o);
-  line += '\n';
+  const std::string line = event_json(e);
   bool ok = true;
   if (size_ > 0 && size_ + line.size() > max_bytes_) ok = rotate(err);
   if (fd_ < 0) return false;

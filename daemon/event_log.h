@@ -14,6 +14,10 @@
 
 namespace gpuraid::daemon {
 
+// One event as one JSON line (with its newline): the API's JSON mapping with
+// proto field names, as the event log and the event hook's stdin carry it.
+std::string event_json(const gpuraid::v1::Event& e);
+
 class EventLog {
  public:
   static constexpr const char* kFile = "events.jsonl";
