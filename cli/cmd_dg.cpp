@@ -7,17 +7,14 @@
 
 #include "cli/cli.h"
 #include "cli/errors.h"
+#include "cli/describe.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 
 namespace gpuraid::cli {
 
 namespace {
-std::string level_str(const v1::Group& g) {
-  if (g.level() == v1::RAID_LEVEL_EC) return "ec " + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
-  return v1::api_word(g.level());
-}
-std::string gstate(v1::GroupState s) { return v1::api_word(s); }
+std::string gstate(v1::GroupState s) { return group_state_word(s); }
 
 std::string failures(uint32_t n) {
   return n == 0 ? "no further member failure" : std::to_string(n) + " more member failure" + (n > 1 ? "s" : "");

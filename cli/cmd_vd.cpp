@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/errors.h"
+#include "cli/describe.h"
 #include "cli/output.h"
 #include "cli/pattern.h"
 
@@ -16,15 +17,6 @@ namespace gpuraid::cli {
 
 namespace {
 constexpr uint64_t kChunk = 4u << 20;  // the daemon takes at most 4 MiB per call
-
-std::string export_str(const v1::Volume& v) {
-  if (!v.has_export_()) return "-";
-  const auto& e = v.export_();
-  std::string s = v1::api_word(e.kind()) + " ";
-  s += !e.dev_path().empty() ? e.dev_path() : !e.uri().empty() ? e.uri() : e.listen();
-  if (!e.active()) s += " (inactive: " + e.note() + ")";
-  return s;
-}
 
 void print_volume(const v1::Volume& v) {
   print_fields({{"id", v.id()},

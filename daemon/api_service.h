@@ -36,6 +36,7 @@ class ApiService final : public gpuraid::v1::Gpuraid::Service {
   grpc::Status WriteVolume(Ctx*, const v1::WriteVolumeRequest*, v1::WriteVolumeResponse*) override;
   grpc::Status ReadVolume(Ctx*, const v1::ReadVolumeRequest*, v1::ReadVolumeResponse*) override;
   grpc::Status GetStats(Ctx*, const v1::GetStatsRequest*, v1::Stats*) override;
+  grpc::Status GetStatus(Ctx*, const v1::GetStatusRequest*, v1::StatusOverview*) override;
   grpc::Status WatchEvents(Ctx*, const v1::WatchEventsRequest*, grpc::ServerWriter<v1::Event>*) override;
   grpc::Status StartGroup(Ctx*, const v1::StartGroupRequest*, v1::StartGroupResponse*) override;
   grpc::Status ReaddMember(Ctx*, const v1::ReaddMemberRequest*, v1::ReaddMemberResponse*) override;

@@ -152,6 +152,7 @@ void ControlPlane::worker() {
       g.unlock();
       sample_rates();
       check_parity_backends();
+      bus_.tick();
       g.lock();
     }
     if (std::chrono::steady_clock::now() - last_path_watch_ >= std::chrono::seconds(1)) {

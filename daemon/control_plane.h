@@ -94,8 +94,11 @@ class ControlPlane {
   grpc::Status discover_fabrics(const v1::FabricsDiscoverRequest& q, v1::FabricsDiscoverResponse* out);
   grpc::Status connect_fabrics(const v1::FabricsConnectRequest& q, v1::FabricsConnectResponse* out);
   grpc::Status disconnect_fabrics(const v1::FabricsDisconnectRequest& q, v1::FabricsDisconnectResponse* out);
-  // Prometheus text exposition of the same figures.
+  // Prometheus text exposition of the same figures, and of every group's
+  // health (control_metrics.cpp).
   std::string metrics_text();
+  // gpuraid status: the daemon, groups, volumes and drives at one moment.
+  grpc::Status get_status(v1::StatusOverview* out);
 
  private:
   struct DriveRec {
@@ -228,6 +231,8 @@ class ControlPlane {
   // control_stats.cpp
   void sample_rates();
   void io_to_api(const std::string& vd, const IoCounters& c, v1::IoStats* out) const;
+  // The drive object the engine counts a PD's member I/O under (nullptr: none now).
+  const Drive* counted_drive(const DriveRec& d);
 
   EngineHost& host_;
   Exporter* exporter_;

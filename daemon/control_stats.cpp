@@ -1,12 +1,9 @@
 // Statistics: per-VD counters (MeteredTarget), per-group sums plus the
 // engine's volume counters, engine-wide member I/O (Reactor::stats), the
 // reactor threads' CPU time; rates over the last second from the worker's
-// samples. Also rendered as Prometheus text.
-#include <sstream>
-
+// samples. Rendered as Prometheus text in control_metrics.cpp.
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
-#include "daemon/metrics_states.h"
 #include "daemon/validate.h"
 
 namespace gpuraid::daemon {
@@ -26,7 +23,7 @@ void ControlPlane::sample_rates() {
   std::map<std::string, Sample> next;
   for (auto& [id, t] : targets) {
     const IoCounters& c = t->counters();
-    Sample s{c.reads.load(), c.writes.load(), c.read_bytes.load(), c.write_bytes.load(), c.latency.snapshot()};
+    Sample s{c.reads.load(), c.writes.load(), c.read_bytes.load(), c.write_bytes.load(), c.all_latency()};
     total_ios += s.reads + s.writes;
     auto prev = last_sample_.find(id);
     Rates r;
@@ -63,7 +60,7 @@ void ControlPlane::io_to_api(const std::string& vd, const IoCounters& c, v1::IoS
   o->set_read_bytes(c.read_bytes.load());
   o->set_write_bytes(c.write_bytes.load());
   o->set_errors(c.errors.load());
-  auto hist = c.latency.snapshot();
+  auto hist = c.all_latency();
   for (size_t i = 0; i < hist.size(); i++)
     if (hist[i]) {
       auto* b = o->add_latency();
@@ -170,15 +167,7 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
     ds->set_id(id);
     ds->set_state(api.state());
     ds->set_group(d.r.group());
-    // The engine counts per drive object: the daemon's own, or the group's member.
-    const Drive* drv = d.drive.get();
-    if (!drv && !d.r.group().empty() && d.r.member_index() >= 0) {
-      auto git = groups_.find(d.r.group());
-      if (git != groups_.end() && git->second.g &&
-          uint32_t(d.r.member_index()) < git->second.g->volume().geometry().members)
-        drv = git->second.g->volume().member(uint32_t(d.r.member_index()));
-    }
-    if (drv) {
+    if (const Drive* drv = counted_drive(d)) {
       DriveTotals t = host_.engine().drive_totals(drv);
       ds->set_reads(t.reads);
       ds->set_writes(t.writes);
@@ -190,60 +179,15 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
   return grpc::Status::OK;
 }
 
-std::string ControlPlane::metrics_text() {
-  v1::Stats s;
-  get_stats(v1::GetStatsRequest(), &s);
-  std::ostringstream o;
-  auto gauge = [&](const char* name, const char* help) {
-    o << "# HELP gpuraid_" << name << " " << help << "\n# TYPE gpuraid_" << name << " gauge\n";
-  };
-  auto counter = [&](const char* name, const char* help) {
-    o << "# HELP gpuraid_" << name << " " << help << "\n# TYPE gpuraid_" << name << " counter\n";
-  };
-  const auto& e = s.engine();
-  counter("member_ios_total", "Member I/Os issued by the engine.");
-  o << "gpuraid_member_ios_total{op=\"read\"} " << e.member_reads() << "\n";
-  o << "gpuraid_member_ios_total{op=\"write\"} " << e.member_writes() << "\n";
-  o << "gpuraid_member_ios_total{op=\"flush\"} " << e.member_flushes() << "\n";
-  counter("member_bytes_total", "Member bytes moved by the engine.");
-  o << "gpuraid_member_bytes_total{op=\"read\"} " << e.member_bytes_read() << "\n";
-  o << "gpuraid_member_bytes_total{op=\"write\"} " << e.member_bytes_written() << "\n";
-  counter("member_errors_total", "Member I/O errors.");
-  o << "gpuraid_member_errors_total " << e.member_errors() << "\n";
-  counter("reactor_cpu_seconds_total", "CPU time of the reactor threads.");
-  o << "gpuraid_reactor_cpu_seconds_total " << e.reactor_cpu_s() << "\n";
-  gauge("cpu_ns_per_io", "Reactor CPU per VD I/O over the last second.");
-  o << "gpuraid_cpu_ns_per_io{backend=\"" << e.parity_backend() << "\"} " << e.cpu_ns_per_io() << "\n";
-  counter("vd_ios_total", "I/Os served per virtual drive.");
-  for (auto& v : s.volumes()) {
-    o << "gpuraid_vd_ios_total{vd=\"" << v.id() << "\",op=\"read\"} " << v.io().reads() << "\n";
-    o << "gpuraid_vd_ios_total{vd=\"" << v.id() << "\",op=\"write\"} " << v.io().writes() << "\n";
-  }
-  counter("vd_bytes_total", "Bytes served per virtual drive.");
-  for (auto& v : s.volumes()) {
-    o << "gpuraid_vd_bytes_total{vd=\"" << v.id() << "\",op=\"read\"} " << v.io().read_bytes() << "\n";
-    o << "gpuraid_vd_bytes_total{vd=\"" << v.id() << "\",op=\"write\"} " << v.io().write_bytes() << "\n";
-  }
-  counter("vd_errors_total", "Failed I/Os per virtual drive.");
-  for (auto& v : s.volumes()) o << "gpuraid_vd_errors_total{vd=\"" << v.id() << "\"} " << v.io().errors() << "\n";
-  gauge("vd_latency_p99_seconds", "99th percentile latency over the last second.");
-  for (auto& v : s.volumes())
-    o << "gpuraid_vd_latency_p99_seconds{vd=\"" << v.id() << "\"} " << v.io().latency_p99_ns() * 1e-9 << "\n";
-  counter("pd_ios_total", "Member I/Os per physical drive.");
-  for (auto& d : s.drives()) {
-    o << "gpuraid_pd_ios_total{pd=\"" << d.id() << "\",op=\"read\"} " << d.reads() << "\n";
-    o << "gpuraid_pd_ios_total{pd=\"" << d.id() << "\",op=\"write\"} " << d.writes() << "\n";
-  }
-  counter("pd_errors_total", "Member I/O errors per physical drive.");
-  for (auto& d : s.drives()) o << "gpuraid_pd_errors_total{pd=\"" << d.id() << "\"} " << d.errors() << "\n";
-  gauge("dg_failed_members", "Failed members per drive group.");
-  for (auto& g : s.groups()) o << "gpuraid_dg_failed_members{dg=\"" << g.name() << "\"} " << g.failed_members() << "\n";
-  v1::ListGroupsResponse groups;
-  v1::ListDrivesResponse drives;
-  list_groups(&groups);
-  list_drives(&drives);
-  o << state_metrics(groups, drives);  // the state words of the CLI and API
-  return o.str();
+// The engine counts per drive object: the daemon's own, or the group's member.
+const Drive* ControlPlane::counted_drive(const DriveRec& d) {
+  if (d.drive) return d.drive.get();
+  if (d.r.group().empty() || d.r.member_index() < 0) return nullptr;
+  auto git = groups_.find(d.r.group());
+  if (git == groups_.end() || !git->second.g ||
+      uint32_t(d.r.member_index()) >= git->second.g->volume().geometry().members)
+    return nullptr;
+  return git->second.g->volume().member(uint32_t(d.r.member_index()));
 }
 
 }  // namespace gpuraid::daemon

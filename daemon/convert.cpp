@@ -1,5 +1,10 @@
 #include "daemon/convert.h"
 
+#include "proto/api_words.h"
+
+#include <cctype>
+#include <cstring>
+
 namespace gpuraid::daemon {
 
 namespace v1 = gpuraid::v1;
@@ -124,5 +129,26 @@ void scrub_to_api(const ScrubReport& r, v1::ScrubReport* o) {
   for (auto s : r.mismatch_stripes) o->add_mismatch_stripes(s);
   for (auto m : r.located_members) o->add_located_members(m);
 }
+
+// The words of proto/api_words.h, the one source of the API's words.
+std::string group_state_word(v1::GroupState s) { return v1::api_word(s); }
+std::string drive_state_word(v1::DriveState s) { return v1::api_word(s); }
+std::string event_kind_word(v1::EventKind k) { return v1::api_word(k); }
+std::string redundancy_word(v1::Redundancy r) { return v1::api_word(r); }
+
+namespace {
+// Every value of an API enum but its UNSPECIFIED (0), in declaration order.
+template <typename E>
+std::vector<E> all_values(const google::protobuf::EnumDescriptor* d) {
+  std::vector<E> out;
+  for (int i = 0; i < d->value_count(); i++)
+    if (d->value(i)->number() != 0) out.push_back(E(d->value(i)->number()));
+  return out;
+}
+}  // namespace
+
+std::vector<v1::GroupState> all_group_states() { return all_values<v1::GroupState>(v1::GroupState_descriptor()); }
+std::vector<v1::DriveState> all_drive_states() { return all_values<v1::DriveState>(v1::DriveState_descriptor()); }
+std::vector<v1::Redundancy> all_redundancies() { return all_values<v1::Redundancy>(v1::Redundancy_descriptor()); }
 
 }  // namespace gpuraid::daemon

@@ -5,6 +5,9 @@
 #include "engine/io/drive.h"
 #include "gpuraid/v1/gpuraid.pb.h"
 
+#include <string>
+#include <vector>
+
 namespace gpuraid::daemon {
 
 bool level_from_api(gpuraid::v1::RaidLevel l, Level* out);
@@ -17,5 +20,17 @@ gpuraid::v1::Redundancy redundancy_to_api(Redundancy r);
 gpuraid::v1::EventKind group_event_to_api(GroupEvent::Kind k);
 void progress_to_api(const Progress& p, gpuraid::v1::Progress* out);
 void scrub_to_api(const ScrubReport& r, gpuraid::v1::ScrubReport* out);
+
+// The words operators see for states (metric labels, hooks): the one place
+// that turns a state into a word ("degraded", "rebuilding", ...).
+std::string group_state_word(gpuraid::v1::GroupState s);
+std::string drive_state_word(gpuraid::v1::DriveState s);
+// Every state there is, in the API's order (UNSPECIFIED left out).
+std::vector<gpuraid::v1::GroupState> all_group_states();
+std::vector<gpuraid::v1::DriveState> all_drive_states();
+std::vector<gpuraid::v1::Redundancy> all_redundancies();
+std::string redundancy_word(gpuraid::v1::Redundancy r);
+// "member_failed" for EVENT_KIND_MEMBER_FAILED (hooks, logs).
+std::string event_kind_word(gpuraid::v1::EventKind k);
 
 }  // namespace gpuraid::daemon

@@ -22,6 +22,14 @@ std::vector<uint64_t> LatencyHist::snapshot() const {
   return out;
 }
 
+LatencyTotals LatencyHist::on_edges() const {
+  LatencyTotals t;
+  for (int i = 0; i < kBuckets; i++)
+    if (uint64_t n = b_[size_t(i)].load(std::memory_order_relaxed)) t.buckets[latency_bucket(upper_ns(i))] += n;
+  t.sum_ns = sum_ns();
+  return t;
+}
+
 double LatencyHist::percentile(const std::vector<uint64_t>& c, double p) {
   uint64_t total = 0;
   for (uint64_t v : c) total += v;

@@ -7,14 +7,26 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/latency_buckets.h"
+#include "engine/reactor.h"
+
 namespace gpuraid::daemon {
 
 class LatencyHist {
  public:
   static constexpr int kBuckets = 504;
-  void add(uint64_t ns) { b_[size_t(bucket(ns))].fetch_add(1, std::memory_order_relaxed); }
+  void add(uint64_t ns) {
+    b_[size_t(bucket(ns))].fetch_add(1, std::memory_order_relaxed);
+    sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+  }
   // A consistent-enough copy: counts per bucket.
   std::vector<uint64_t> snapshot() const;
+  uint64_t sum_ns() const { return sum_ns_.load(std::memory_order_relaxed); }
+  // The same counts on the engine's fixed edges (latency_buckets.h), for
+  // Prometheus: each bucket goes to the first edge at or above its upper
+  // end, so a count under `le` never holds a latency above it (one within
+  // 12.5% below an edge may land in the next bucket).
+  LatencyTotals on_edges() const;
   static uint64_t upper_ns(int bucket);
   static int bucket(uint64_t ns);
   // p-th percentile (0..100) of a snapshot (or of the difference of two).
@@ -22,6 +34,7 @@ class LatencyHist {
 
  private:
   std::array<std::atomic<uint64_t>, kBuckets> b_{};
+  std::atomic<uint64_t> sum_ns_{0};
 };
 
 }  // namespace gpuraid::daemon

@@ -13,6 +13,7 @@
 #include "daemon/control_plane.h"
 #include "daemon/engine_host.h"
 #include "daemon/event_bus.h"
+#include "daemon/event_hook.h"
 #include "daemon/exporter.h"
 #include "daemon/fabrics_service.h"
 #include "daemon/listeners.h"
@@ -93,8 +94,21 @@ int main(int argc, char** argv) {
   ListenPlan plan;
   EngineConfig ecfg;
   if (!plan_listeners(o, &plan, &err) || !make_engine_config(o, &ecfg, &err)) return fail(2, err);
+  uint64_t event_log_max = 0;
+  if (!parse_size(o.event_log_max, &event_log_max) || event_log_max < (16u << 10) || event_log_max > (1ull << 30))
+    return fail(2, "--event-log-max must be a size from 16K to 1G (got '" + o.event_log_max + "')");
   RegistryStore store(o.state_dir);
   if (!store.open(&err)) return fail(1, err);
+  EventBus bus;
+  if (!bus.open_log(o.state_dir, event_log_max, &err)) return fail(1, "cannot open the event log: " + err);
+  std::unique_ptr<EventHook> hook;
+  if (!o.event_hook.empty()) {
+    hook = std::make_unique<EventHook>(o.event_hook, o.event_hook_queue,
+                                       std::chrono::milliseconds(int64_t(o.event_hook_timeout_s * 1000)));
+    bus.set_hook(hook.get());
+    spdlog::info("event hook: {} (timeout {} s, {} events may wait)", o.event_hook, o.event_hook_timeout_s,
+                 o.event_hook_queue);
+  }
   if (!prepare_unix_socket(plan, &err)) return fail(1, err);
 
   auto host = EngineHost::start(ecfg, &err);
@@ -104,7 +118,6 @@ int main(int argc, char** argv) {
   xs.ublk_depth = o.ublk_depth;
   xs.keep_ublk_on_exit = o.ublk_on_exit == "keep";
   auto exporter = make_exporter(host->engine(), xs);
-  EventBus bus;
   ControlOptions copt;
   copt.scan = o.scan;
   copt.nbd_default_dir = o.nbd_dir.empty() ? o.state_dir : o.nbd_dir;
@@ -136,7 +149,10 @@ int main(int argc, char** argv) {
   if (!finish_unix_socket(plan, &err)) spdlog::warn("{}", err);
 
   MetricsServer metrics;
-  if (!o.metrics.empty() && !metrics.start(o.metrics, [&cp] { return cp.metrics_text(); }, &err)) {
+  auto metrics_text = [&cp, &bus, &hook] {
+    return cp.metrics_text() + bus.metrics_text() + EventHook::metrics_text(hook.get());
+  };
+  if (!o.metrics.empty() && !metrics.start(o.metrics, metrics_text, &err)) {
     server->Shutdown();
     cp.shutdown();
     return fail(2, err);
@@ -153,6 +169,8 @@ int main(int argc, char** argv) {
   metrics.stop();
   cp.shutdown();  // exports stop, groups stop cleanly, registry saved
   host->stop();
+  bus.set_hook(nullptr);
+  hook.reset();  // the hook running now finishes (or times out)
   unlink(plan.unix_path.c_str());
   spdlog::info("gpuraidd stopped cleanly");
   return 0;

@@ -22,6 +22,15 @@ uint64_t now_ns() {
 }
 }  // namespace
 
+std::vector<uint64_t> IoCounters::all_latency() const {
+  std::vector<uint64_t> all(LatencyHist::kBuckets, 0);
+  for (const auto& h : latency) {
+    auto s = h.snapshot();
+    for (size_t i = 0; i < all.size(); i++) all[i] += s[i];
+  }
+  return all;
+}
+
 MeteredTarget::MeteredTarget(std::unique_ptr<BlockTarget> inner, uint32_t reactors)
     : inner_(std::move(inner)), free_(reactors) {}
 
@@ -66,12 +75,15 @@ void MeteredTarget::on_done(IoRequest* req) {
   Shim* s = static_cast<Shim*>(req->ctx);
   MeteredTarget* self = s->self;
   IoCounters& c = self->c_;
+  MemberOp op = kOpFlush;
   switch (req->op) {
     case IoRequest::Read:
+      op = kOpRead;
       c.reads.fetch_add(1, std::memory_order_relaxed);
       if (req->result == 0) c.read_bytes.fetch_add(req->length, std::memory_order_relaxed);
       break;
     case IoRequest::Write:
+      op = kOpWrite;
       c.writes.fetch_add(1, std::memory_order_relaxed);
       if (req->result == 0) c.write_bytes.fetch_add(req->length, std::memory_order_relaxed);
       break;
@@ -80,7 +92,7 @@ void MeteredTarget::on_done(IoRequest* req) {
       break;
   }
   if (req->result != 0) c.errors.fetch_add(1, std::memory_order_relaxed);
-  c.latency.add(now_ns() - s->t0);
+  c.latency[op].add(now_ns() - s->t0);
   req->done = s->done;
   req->ctx = s->ctx;
   FreeList& fl = self->free_[s->reactor];

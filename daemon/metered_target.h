@@ -14,7 +14,9 @@ namespace gpuraid::daemon {
 
 struct IoCounters {
   std::atomic<uint64_t> reads{0}, writes{0}, flushes{0}, read_bytes{0}, write_bytes{0}, errors{0};
-  LatencyHist latency;
+  std::array<LatencyHist, kMemberOps> latency;  // per op (kOpRead, kOpWrite, kOpFlush)
+  // Every op's counts together, per bucket.
+  std::vector<uint64_t> all_latency() const;
 };
 
 class MeteredTarget final : public BlockTarget {

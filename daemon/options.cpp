@@ -36,6 +36,17 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
   app.add_option("--ublk-depth", o->ublk_depth, "tags per ublk queue")->capture_default_str()->check(CLI::Range(1, 4096));
   app.add_flag("--nvme-passthru", o->nvme_passthru,
                "allow nvme-char drives (/dev/ngXnY): member I/O as NVMe commands through io_uring passthrough");
+  app.add_option("--event-log-max", o->event_log_max,
+                 "rotate STATE_DIR/events.jsonl past this size (one older file is kept)")
+      ->capture_default_str();
+  app.add_option("--event-hook", o->event_hook,
+                 "run CMD (/bin/sh -c) for every event: the event as JSON on stdin, GPURAID_EVENT_* in the environment");
+  app.add_option("--event-hook-timeout", o->event_hook_timeout_s, "seconds before a hook still running is killed")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--event-hook-queue", o->event_hook_queue, "events that may wait for the hook; more are not passed on")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--ublk-on-exit", o->ublk_on_exit,
                  "at a clean stop, delete ublk devices, or keep them (with their queued I/O) for the next daemon")
       ->capture_default_str()

@@ -26,6 +26,10 @@ struct DaemonOptions {
   uint32_t ublk_queues = 0;   // 0: one per reactor
   uint32_t ublk_depth = 128;
   std::string ublk_on_exit = "delete";
+  std::string event_log_max = "4M";  // events.jsonl is rotated past this size
+  std::string event_hook;            // command run for every event (/bin/sh -c)
+  double event_hook_timeout_s = 30;
+  uint32_t event_hook_queue = 256;
   bool nvme_passthru = false;  // SQE128|CQE32 rings: nvme-char drives (/dev/ngXnY) can be added  // or "keep": devices wait for the next daemon  // default NBD socket directory (default: the state dir)
 };
 

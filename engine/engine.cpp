@@ -72,6 +72,11 @@ DriveTotals Engine::drive_totals(const Drive* d) {
       t.bytes_read += c.bytes_read.load(std::memory_order_relaxed);
       t.bytes_written += c.bytes_written.load(std::memory_order_relaxed);
       t.errors += c.errors.load(std::memory_order_relaxed);
+      for (size_t op = 0; op < kMemberOps; op++) {
+        for (size_t b = 0; b < kLatencyBuckets; b++)
+          t.latency[op].buckets[b] += c.latency[op].buckets[b].load(std::memory_order_relaxed);
+        t.latency[op].sum_ns += c.latency[op].sum_ns.load(std::memory_order_relaxed);
+      }
     }
   }
   return t;

@@ -62,6 +62,10 @@ void Reactor::register_arenas(const std::vector<iovec>& arenas) {
 void Reactor::reset_drive_counters(uint32_t slot) {
   DriveCounters& c = per_slot_[slot];
   for (auto* x : {&c.reads, &c.writes, &c.bytes_read, &c.bytes_written, &c.errors}) x->store(0);
+  for (auto& l : c.latency) {
+    for (auto& b : l.buckets) b.store(0);
+    l.sum_ns.store(0);
+  }
 }
 
 bool Reactor::set_file(uint32_t slot, int fd) {
@@ -105,6 +109,7 @@ void Reactor::submit(MemberIo* io) {
   FaultInjector& f = io->drive->faults();
   io->short_by = 0;
   io->seq = next_seq_++;
+  io->issue_ns = turn_ns_;
   if (f.active()) {
     int fail = 0;
     switch (f.on_issue(io->kind == MemberIo::Write)) {
@@ -224,6 +229,10 @@ void Reactor::complete(MemberIo* io, int res) {
   if (io->kind != MemberIo::Flush && res >= 0 && uint32_t(res) != io->len) res = -EIO;
   if (io->kind == MemberIo::Flush && res > 0) res = 0;
   DriveCounters& dc = per_slot_[io->slot];
+  DriveLatency& lat = dc.latency[io->kind == MemberIo::Read ? kOpRead : wr ? kOpWrite : kOpFlush];
+  const uint64_t took = turn_ns_ > io->issue_ns ? turn_ns_ - io->issue_ns : 0;
+  bump(lat.buckets[latency_bucket(took)]);
+  bump(lat.sum_ns, took);
   if (res < 0) {
     stats_.member_errors++;
     bump(dc.errors);
@@ -426,6 +435,7 @@ bool Reactor::poll(bool block, int timeout_ms) {
     ~Release() { p.store(was, std::memory_order_release); }
   } release{poller_, was};
   t_current = this;
+  turn_ns_ = now_ns();
   bool work = false;
   work |= drain_inbox();
   work |= run_deferred();
@@ -435,6 +445,7 @@ bool Reactor::poll(bool block, int timeout_ms) {
     unsubmitted_.pop_back();
   }
   if (lockstep_) {
+    turn_ns_ = now_ns();
     work |= reap_lockstep();
   } else {
     arm_eventfd();
@@ -448,6 +459,7 @@ bool Reactor::poll(bool block, int timeout_ms) {
       io_uring_submit(&ring_);
       pending_sqes_ = 0;
     }
+    turn_ns_ = now_ns();
     if (reap_cq(false)) work = true;
   }
   work |= drain_inbox();

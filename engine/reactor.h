@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/buffer_pool.h"
+#include "engine/latency_buckets.h"
 #include "engine/io/drive.h"
 #include "engine/parity/parity_backend.h"
 #include "engine/task.h"
@@ -38,6 +39,7 @@ struct MemberIo {
   void* ctx = nullptr;
   uint64_t due_ns = 0;          // injected latency: report no earlier than this
   uint64_t seq = 0;             // issue order on its reactor (lockstep completes in this order)
+  uint64_t issue_ns = 0;        // the reactor's turn clock at issue (latency histograms)
   uint32_t short_by = 0;        // injected short transfer: bytes not moved
   MemberIo* next = nullptr;     // free list / delayed list
 };
@@ -50,11 +52,26 @@ struct Completion {
 
 // Member I/O of one drive slot as seen by one reactor. Only the owning
 // reactor writes (plain load+store, no locked instructions); anyone reads.
+// Latency per op (read, write, flush; failed ones too): from the reactor
+// turn that issued the I/O to the turn that reaped it, read off a clock the
+// reactor reads twice a turn (not per I/O), so a figure may be early by the
+// CPU time of one turn.
+enum MemberOp : uint8_t { kOpRead = 0, kOpWrite = 1, kOpFlush = 2, kMemberOps = 3 };
+struct DriveLatency {
+  std::array<std::atomic<uint64_t>, kLatencyBuckets> buckets{};
+  std::atomic<uint64_t> sum_ns{0};
+};
 struct DriveCounters {
   std::atomic<uint64_t> reads{0}, writes{0}, bytes_read{0}, bytes_written{0}, errors{0};
+  std::array<DriveLatency, kMemberOps> latency;
+};
+struct LatencyTotals {
+  std::array<uint64_t, kLatencyBuckets> buckets{};  // per bucket, not cumulative
+  uint64_t sum_ns = 0;
 };
 struct DriveTotals {
   uint64_t reads = 0, writes = 0, bytes_read = 0, bytes_written = 0, errors = 0;
+  std::array<LatencyTotals, kMemberOps> latency;
 };
 
 struct ReactorStats {
@@ -169,6 +186,7 @@ class Reactor {
   uint32_t pending_sqes_ = 0;
   bool lockstep_ = false;
   uint64_t clock_ns_ = 0;             // lockstep: the logical clock
+  uint64_t turn_ns_ = 0;              // read at the start of a turn and after its ring wait
   std::vector<MemberIo*> reaped_;     // lockstep: this turn's member completions
   ReactorStats stats_;
   std::unique_ptr<DriveCounters[]> per_slot_;

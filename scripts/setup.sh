@@ -11,6 +11,7 @@ PACKAGES=(
   libblkid-dev uuid-dev libnvme-dev libjson-c-dev nvme-cli
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcpp-httplib-dev openssl
   fio python3 python3-matplotlib
+  prometheus  # promtool: tests/e2e/metrics.sh checks the /metrics exposition with it
   libnbd-bin nbdkit qemu-system-x86 qemu-user busybox-static cpio kmod xz-utils mdadm e2fsprogs
 )
 

@@ -1,0 +1,26 @@
+#include "cli/describe.h"
+
+#include "cli/output.h"
+
+namespace gpuraid::cli {
+
+namespace v1 = gpuraid::v1;
+
+std::string level_str(const v1::Group& g) {
+  if (g.level() == v1::RAID_LEVEL_EC) return "ec " + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
+  return v1::api_word(g.level());
+}
+
+std::string export_str(const v1::Volume& v) {
+  if (!v.has_export_()) return "-";
+  const auto& e = v.export_();
+  std::string s = v1::api_word(e.kind()) + " ";
+  s += !e.dev_path().empty() ? e.dev_path() : !e.uri().empty() ? e.uri() : e.listen();
+  if (!e.active()) s += " (inactive: " + e.note() + ")";
+  return s;
+}
+
+std::string group_state_word(v1::GroupState s) { return v1::api_word(s); }
+std::string drive_state_word(v1::DriveState s) { return v1::api_word(s); }
+
+}  // namespace gpuraid::cli

@@ -1,0 +1,15 @@
+// Words and short descriptions the commands share: a group's level, an
+// export, and the one place that turns a group or drive state into a word.
+#pragma once
+#include <string>
+
+#include "gpuraid/v1/gpuraid.pb.h"
+
+namespace gpuraid::cli {
+
+std::string level_str(const gpuraid::v1::Group& g);     // "raid6", "ec 4+2"
+std::string export_str(const gpuraid::v1::Volume& v);   // "ublk /dev/ublkb0", "-"
+std::string group_state_word(gpuraid::v1::GroupState s);  // "degraded"
+std::string drive_state_word(gpuraid::v1::DriveState s);  // "rebuilding"
+
+}  // namespace gpuraid::cli

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Events survive restarts (STATE_DIR/events.jsonl): the sequence goes on
+# after a clean stop and after a SIGKILL (no duplicate, no gap: a published
+# event is written before anyone sees it), `events --since N` finds the new
+# ones, the file is capped and rotated, a torn last line is cut; a scrub
+# that finds hundreds of mismatches lists the first few one by one and
+# summarises the rest in one event.
+source "$(dirname "$0")/lib.sh"
+
+# seqs: every seq the daemon returns, one a line.
+seqs() { gp events --json | python3 -c 'import json,sys; [print(json.loads(l)["seq"]) for l in sys.stdin if l.strip()]'; }
+# contiguous: the seqs are 1..N, each once.
+contiguous() {
+  seqs | python3 -c '
+import sys
+s = [int(l) for l in sys.stdin]
+assert s == list(range(1, len(s) + 1)), "seqs not 1..N: %s" % s[-20:]
+print(len(s))' || fail "duplicate or missing event sequence numbers"
+}
+
+step "events before a clean restart"
+start_daemon
+for i in 0 1 2; do gp pd add "$T/d$i.img" --size 32M >/dev/null; done
+LAST=$(gp events --json | tail -1 | json 'd["seq"]')
+check "events so far (daemon_started + 3 drive_added)" 4 "$LAST"
+stop_daemon
+start_daemon
+check "the first event after the restart" "DAEMON_STARTED $((LAST + 1))" \
+  "$(gp events --since "$LAST" --json | head -1 | json 'd["kind"][11:] + " " + str(d["seq"])')"
+check "events kept across the restart" $((LAST + 1)) "$(contiguous)"
+[ -s "$T/state/events.jsonl" ] || fail "no events.jsonl in the state dir"
+
+step "SIGKILL: nothing published is lost, nothing repeats"
+gp pd add "$T/d3.img" --size 32M >/dev/null
+BEFORE=$(gp events --json | tail -1 | json 'd["seq"]')
+kill -KILL "$DPID"
+wait "$DPID" || true
+DPID=
+start_daemon
+check "the first event after the kill" $((BEFORE + 1)) "$(gp events --since "$BEFORE" --json | head -1 | json 'd["seq"]')"
+check "events after the kill" $((BEFORE + 1)) "$(contiguous)"
+
+step "a torn last line (a crash in the middle of a write) is cut"
+stop_daemon
+printf '{"seq": "99999", "kind": "EVENT_KIN' >>"$T/state/events.jsonl"
+start_daemon
+grep -q "cutting a torn last line" "$T/daemon.log" || fail "the torn line was not reported"
+check "events after the torn line" $((BEFORE + 2)) "$(contiguous)"
+
+step "rotation: the file is capped, one older file is kept, the sequence goes on"
+stop_daemon
+start_daemon --event-log-max 16K
+for i in $(seq 60); do
+  gp pd add "$T/r.img" --size 8M --id rot >/dev/null
+  gp pd remove rot >/dev/null
+  rm -f "$T/r.img"
+done
+[ -f "$T/state/events.jsonl.1" ] || fail "no rotated events.jsonl.1"
+for f in events.jsonl events.jsonl.1; do
+  [ "$(stat -c %s "$T/state/$f")" -le 16384 ] || fail "$f is larger than 16K"
+done
+TOP=$(gp events --json | tail -1 | json 'd["seq"]')
+stop_daemon
+start_daemon --event-log-max 16K
+check "seq after a restart on rotated files" $((TOP + 1)) "$(gp events --json | tail -1 | json 'd["seq"]')"
+echo "   ok: $(stat -c %s "$T/state/events.jsonl") + $(stat -c %s "$T/state/events.jsonl.1") bytes on disk"
+
+step "a scrub finding hundreds of mismatches: the first 8 listed, the rest in one summary"
+gp dg create --level 5 --strip 4K --name r5 pd0 pd1 pd2 >/dev/null
+gp dg show r5 --watch --interval 0.2 >/dev/null
+FROM=$(gp events --json | tail -1 | json 'd["seq"]')
+# Overwrite 2 MiB of member pd1's data area (after its 2 MiB of metadata) behind the daemon's back.
+head -c $((2 << 20)) /dev/urandom >"$T/junk"
+dd if="$T/junk" of="$T/d1.img" bs=1M seek=3 count=2 conv=notrunc oflag=direct status=none
+gp dg scrub r5 start >/dev/null
+gp dg show r5 --watch --interval 0.2 >/dev/null
+MISMATCHED=$(gp dg show r5 --json | json 'int(d["last_scrub"]["mismatched_stripes"])')
+[ "$MISMATCHED" -gt 100 ] || fail "the scrub found only $MISMATCHED mismatches"
+# The watch ends when the scrub stops running; its SCRUB_FINISHED event may come a moment later.
+for _ in $(seq 100); do
+  gp events --since "$FROM" --json >"$T/scrub-events"
+  grep -q EVENT_KIND_SCRUB_FINISHED "$T/scrub-events" && break
+  sleep 0.1
+done
+python3 - "$MISMATCHED" "$T/scrub-events" <<'PY' || fail "repetitive scrub events not summarised"
+import json, sys
+total = int(sys.argv[1])
+ev = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+kinds = [e["kind"][11:] for e in ev]
+one_by_one = kinds.count("MISMATCH_FOUND")
+summaries = [e for e in ev if e["kind"] == "EVENT_KIND_EVENTS_SUPPRESSED" and e["summarised_kind"] == "EVENT_KIND_MISMATCH_FOUND"]
+assert one_by_one == 8, f"{one_by_one} MISMATCH_FOUND events listed (want the first 8 of {total})"
+assert sum(int(s["summarised_count"]) for s in summaries) == total - 8, summaries
+assert kinds.index("EVENTS_SUPPRESSED") < kinds.index("SCRUB_FINISHED"), kinds
+print(f"   ok: {total} mismatches -> {one_by_one} events + {len(summaries)} summary: {summaries[-1]['message'][:90]}...")
+PY
+stop_daemon
+echo "events_persist: OK"
