@@ -31,7 +31,7 @@ gp dg show r5 --watch --interval 0.2 >/dev/null
 gp pd fail pd1 >/dev/null
 SEQ=$(gp events --json | python3 -c '
 import json, sys
-print([json.loads(l) for l in sys.stdin if l.strip() and json.loads(l)["kind"] == "EVENT_KIND_MEMBER_FAILED"][-1]["seq"])')
+print([json.loads(l) for l in sys.stdin if l.strip() and json.loads(l)["kind"] == "member_failed"][-1]["seq"])')
 wait_for test -s "$T/got/$SEQ.env"
 check "stdin: kind" EVENT_KIND_MEMBER_FAILED "$(json 'd["kind"]' <"$T/got/$SEQ.json")"
 check "stdin: group and drive" "r5 pd1" "$(json 'd["group"] + " " + d["drive"]' <"$T/got/$SEQ.json")"

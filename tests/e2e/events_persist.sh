@@ -25,8 +25,8 @@ LAST=$(gp events --json | tail -1 | json 'd["seq"]')
 check "events so far (daemon_started + 3 drive_added)" 4 "$LAST"
 stop_daemon
 start_daemon
-check "the first event after the restart" "DAEMON_STARTED $((LAST + 1))" \
-  "$(gp events --since "$LAST" --json | head -1 | json 'd["kind"][11:] + " " + str(d["seq"])')"
+check "the first event after the restart" "daemon_started $((LAST + 1))" \
+  "$(gp events --since "$LAST" --json | head -1 | json 'd["kind"] + " " + str(d["seq"])')"
 check "events kept across the restart" $((LAST + 1)) "$(contiguous)"
 [ -s "$T/state/events.jsonl" ] || fail "no events.jsonl in the state dir"
 
@@ -79,19 +79,19 @@ MISMATCHED=$(gp dg show r5 --json | json 'int(d["last_scrub"]["mismatched_stripe
 # The watch ends when the scrub stops running; its SCRUB_FINISHED event may come a moment later.
 for _ in $(seq 100); do
   gp events --since "$FROM" --json >"$T/scrub-events"
-  grep -q EVENT_KIND_SCRUB_FINISHED "$T/scrub-events" && break
+  grep -q '"scrub_finished"' "$T/scrub-events" && break
   sleep 0.1
 done
 python3 - "$MISMATCHED" "$T/scrub-events" <<'PY' || fail "repetitive scrub events not summarised"
 import json, sys
 total = int(sys.argv[1])
 ev = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-kinds = [e["kind"][11:] for e in ev]
-one_by_one = kinds.count("MISMATCH_FOUND")
-summaries = [e for e in ev if e["kind"] == "EVENT_KIND_EVENTS_SUPPRESSED" and e["summarised_kind"] == "EVENT_KIND_MISMATCH_FOUND"]
+kinds = [e["kind"] for e in ev]  # gpuraid events --json: the words the table prints
+one_by_one = kinds.count("mismatch_found")
+summaries = [e for e in ev if e["kind"] == "events_suppressed" and e["summarised_kind"] == "mismatch_found"]
 assert one_by_one == 8, f"{one_by_one} MISMATCH_FOUND events listed (want the first 8 of {total})"
 assert sum(int(s["summarised_count"]) for s in summaries) == total - 8, summaries
-assert kinds.index("EVENTS_SUPPRESSED") < kinds.index("SCRUB_FINISHED"), kinds
+assert kinds.index("events_suppressed") < kinds.index("scrub_finished"), kinds
 print(f"   ok: {total} mismatches -> {one_by_one} events + {len(summaries)} summary: {summaries[-1]['message'][:90]}...")
 PY
 stop_daemon

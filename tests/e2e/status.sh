@@ -46,7 +46,7 @@ python3 - "$T/status.json" <<'PY' || fail "status --json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 g = {x["name"]: x for x in d["groups"]}
-assert g["r6"]["state"] == "GROUP_STATE_REBUILDING", g["r6"]["state"]
+assert g["r6"]["state"] == "rebuilding", g["r6"]["state"]
 assert g["r6"]["failures_tolerated"] == 1 and g["m1"]["failures_tolerated"] == 0
 assert g["r6"]["rebuild"]["running"] and 0 < g["r6"]["rebuild"]["fraction"] < 1
 assert {v["id"] for v in d["volumes"]} == {"v6", "v1"}
