@@ -405,7 +405,7 @@ TEST(GroupWriteIntent, CleanStopLeavesNoDirtyBitsAndUncleanStopResyncsDirtyRegio
   auto g = rig.create(config(Level::R5), 0, 4, &err);
   ASSERT_TRUE(g) << err;
   Volume& v = g->volume();
-  const Geometry& geo = v.geometry();
+  const Geometry geo = v.geometry();  // a copy: used after the volume is gone (the "crash" below)
   const uint64_t region_stripes = (1u << 20) / geo.strip_bytes;
   AlignedBuf b(geo.stripe_data_bytes());
   fill_random(b.data(), b.size(), 3);
