@@ -1,6 +1,7 @@
 #include "engine/reactor.h"
 
 #include "engine/clock.h"
+#include "engine/eventfd_signal.h"
 #include "engine/invariant.h"
 #include "engine/io/nvme_char.h"
 
@@ -318,8 +319,7 @@ void Reactor::push_inbox(Task* t) {
   } while (!inbox_.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
   if (head == nullptr) {
     // First item since the last drain: wake the owner if it sleeps in the ring.
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(event_fd_, &one, sizeof one);
+    signal_eventfd(event_fd_);
   }
 }
 

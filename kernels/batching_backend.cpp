@@ -1,5 +1,6 @@
 #include "kernels/batching_backend.h"
 
+#include "engine/eventfd_signal.h"
 #include "engine/invariant.h"
 
 #include <poll.h>
@@ -38,9 +39,7 @@ void noop_done(ParityJob*) {}
 
 void Executor::wake() const {
   if (wake_fd_ < 0) return;
-  const uint64_t one = 1;
-  // Can only fail if the counter would overflow, and then it is readable anyway.
-  [[maybe_unused]] ssize_t r = write(wake_fd_, &one, sizeof one);
+  signal_eventfd(wake_fd_);
 }
 
 BatchingBackend::BatchingBackend(std::string name, std::unique_ptr<Executor> exec,

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/eventfd_signal.h"
+
 namespace gpuraid {
 
 namespace {
@@ -57,8 +59,7 @@ std::unique_ptr<UblkControl> UblkControl::open(std::string* err) {
 UblkControl::~UblkControl() {
   if (thread_.joinable()) {
     stop_ = true;
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+    signal_eventfd(wake_fd_);
     thread_.join();
   }
   if (ring_ok_) io_uring_queue_exit(&ring_);
@@ -72,8 +73,7 @@ int UblkControl::run(uint32_t op, const ublk::CtrlCmd& cmd) {
     std::lock_guard<std::mutex> g(mu_);
     queued_.push_back(&p);
   }
-  uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+  signal_eventfd(wake_fd_);
   std::unique_lock<std::mutex> g(mu_);
   cv_.wait(g, [&] { return p.done; });
   return p.result;
