@@ -25,6 +25,10 @@ GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes, uint32_t reactors) : n
   ec.reactors = reactors;
   engine_ = Engine::create(ec, &err);
   if (!engine_) throw std::runtime_error(err);
+  // This thread polls reactor 0 from now on, so that a group stopped before
+  // any I/O polls it while waiting for its background work (a kick queued
+  // there would otherwise wait for a poll that never comes).
+  engine_->reactor(0).claim();
 }
 
 GroupRig::~GroupRig() {
