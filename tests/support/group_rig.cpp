@@ -55,7 +55,7 @@ std::vector<std::unique_ptr<Drive>> GroupRig::open_range(uint32_t first, uint32_
 void GroupRig::watch(Group& g) {
   g.set_event_handler([this](const GroupEvent& e) {
     std::lock_guard<std::mutex> l(ev_mu_);
-    events.push_back(e);
+    events_.push_back(e);
   });
   g.start_background(reactor());
 }
@@ -78,14 +78,24 @@ std::unique_ptr<Group> GroupRig::assemble(std::vector<std::unique_ptr<Drive>> d,
   return g;
 }
 
-bool GroupRig::find_event(GroupEvent::Kind k, GroupEvent* out) {
+bool GroupRig::find_event(GroupEvent::Kind k, GroupEvent* out, size_t from) {
   std::lock_guard<std::mutex> l(ev_mu_);
-  for (const GroupEvent& e : events)
-    if (e.kind == k) {
-      if (out) *out = e;
+  for (size_t i = from; i < events_.size(); i++)
+    if (events_[i].kind == k) {
+      if (out) *out = events_[i];
       return true;
     }
   return false;
+}
+
+size_t GroupRig::event_count() {
+  std::lock_guard<std::mutex> l(ev_mu_);
+  return events_.size();
+}
+
+void GroupRig::clear_events() {
+  std::lock_guard<std::mutex> l(ev_mu_);
+  events_.clear();
 }
 
 bool GroupRig::wait(const std::function<bool()>& pred, double seconds) {
