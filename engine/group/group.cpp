@@ -141,7 +141,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   Geometry g;
   std::string note;
   if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, kMetadataBytes, &g, &note, err)) return nullptr;
-  uint64_t region;
+  uint64_t region = 0;  // set by pick_region (GCC -O1 cannot tell)
   if (!pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes, &region, err)) return nullptr;
 
   std::unique_ptr<Group> grp(new Group());
