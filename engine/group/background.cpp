@@ -40,9 +40,10 @@ void BackgroundWork::attach(Reactor& r) {
 // kicks_live_ counts the kick tasks queued or running, and shutdown waits
 // for none.
 void BackgroundWork::kick() {
-  if (!r_ || stopping_.load()) return;
+  Reactor* r = r_.load();
+  if (!r || stopping_.load()) return;
   kicks_live_.fetch_add(1);
-  if (!r_->post_once(&kick_task_)) kicks_live_.fetch_sub(1);  // one is queued already: it will run
+  if (!r->post_once(&kick_task_)) kicks_live_.fetch_sub(1);  // one is queued already: it will run
 }
 
 void BackgroundWork::on_kick(Task* t) {
@@ -102,7 +103,7 @@ bool BackgroundWork::shutdown(double timeout_s) {
   const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
   while (in_flight_ > 0 || kicks_live_ > 0) {
     if (mono_ns() > deadline) return false;
-    if (Reactor::current() == r_) r_->poll(true, 5);
+    if (Reactor* r = r_.load(); r && Reactor::current() == r) r->poll(true, 5);
     else std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;

@@ -84,7 +84,7 @@ class BackgroundWork {
 
   Volume& v_;
   WriteIntent& wi_;
-  Reactor* r_ = nullptr;
+  std::atomic<Reactor*> r_{nullptr};  // set by attach() while the housekeeper may already kick()
   WorkCallbacks cb_;
   WorkProgress prog_[int(Work::kCount)];
   std::atomic<bool> stopping_{false}, stop_scrub_{false}, scrub_repair_{false};

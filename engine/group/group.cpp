@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <map>
 
@@ -30,7 +31,13 @@ Group::~Group() {
   if (impl_) {
     impl_->hk_stop = true;
     if (impl_->housekeeper.joinable()) impl_->housekeeper.join();
-    if (impl_->bg) impl_->bg->shutdown();
+    // Its kick task may still sit in a reactor's queue when nobody polls
+    // that reactor: leaked, not freed under the queue (a use after free).
+    if (impl_->bg && !impl_->bg->shutdown()) {
+      fprintf(stderr, "gpuraid: group: background work did not stop (reactor %u not polled): left allocated\n",
+              impl_->bg->reactor()->id());
+      (void)impl_->bg.release();
+    }
   }
   volume_.reset();
 }
@@ -119,7 +126,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   Geometry g;
   std::string note;
   if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, kMetadataBytes, &g, &note, err)) return nullptr;
-  uint64_t region;
+  uint64_t region = 0;  // set by pick_region (GCC -O1 cannot tell)
   if (!pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes, &region, err)) return nullptr;
 
   std::unique_ptr<Group> grp(new Group());
@@ -545,7 +552,10 @@ Redundancy Group::redundancy(uint32_t* failures_tolerated) const {
 bool Group::stop(std::string* err) {
   Impl& im = *impl_;
   Volume& v = *volume_;
-  im.bg->shutdown();
+  // Not clean while background stripes may still be in flight.
+  if (!im.bg->shutdown())
+    return fail(err, "background work did not stop within 30 s: reactor " + std::to_string(im.bg->reactor()->id()) +
+                         " is not polled");
   im.hk_stop = true;
   if (im.housekeeper.joinable()) im.housekeeper.join();
   im.housekeeping_tick(true);  // last checkpoints

@@ -215,13 +215,9 @@ int main(int argc, char** argv) {
     }
     next_round = last + 2;
     if (!failures) {
-      rig.events.clear();
+      rig.clear_events();
       g->start_scrub(false, &err);
-      rig.wait([&] {
-        for (auto& e : rig.events)
-          if (e.kind == GroupEvent::ScrubFinished) return true;
-        return false;
-      });
+      rig.wait([&] { return rig.find_event(GroupEvent::ScrubFinished); });
       if (g->last_scrub().mismatched_stripes) {
         fprintf(stderr, "kill %d: scrub found %llu mismatched stripes after resync\n", k,
                 (unsigned long long)g->last_scrub().mismatched_stripes);

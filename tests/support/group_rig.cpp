@@ -25,6 +25,10 @@ GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes, uint32_t reactors) : n
   ec.reactors = reactors;
   engine_ = Engine::create(ec, &err);
   if (!engine_) throw std::runtime_error(err);
+  // This thread polls reactor 0 from now on, so that a group stopped before
+  // any I/O polls it while waiting for its background work (a kick queued
+  // there would otherwise wait for a poll that never comes).
+  engine_->reactor(0).claim();
 }
 
 GroupRig::~GroupRig() {
@@ -51,7 +55,7 @@ std::vector<std::unique_ptr<Drive>> GroupRig::open_range(uint32_t first, uint32_
 void GroupRig::watch(Group& g) {
   g.set_event_handler([this](const GroupEvent& e) {
     std::lock_guard<std::mutex> l(ev_mu_);
-    events.push_back(e);
+    events_.push_back(e);
   });
   g.start_background(reactor());
 }
@@ -74,14 +78,24 @@ std::unique_ptr<Group> GroupRig::assemble(std::vector<std::unique_ptr<Drive>> d,
   return g;
 }
 
-bool GroupRig::find_event(GroupEvent::Kind k, GroupEvent* out) {
+bool GroupRig::find_event(GroupEvent::Kind k, GroupEvent* out, size_t from) {
   std::lock_guard<std::mutex> l(ev_mu_);
-  for (const GroupEvent& e : events)
-    if (e.kind == k) {
-      if (out) *out = e;
+  for (size_t i = from; i < events_.size(); i++)
+    if (events_[i].kind == k) {
+      if (out) *out = events_[i];
       return true;
     }
   return false;
+}
+
+size_t GroupRig::event_count() {
+  std::lock_guard<std::mutex> l(ev_mu_);
+  return events_.size();
+}
+
+void GroupRig::clear_events() {
+  std::lock_guard<std::mutex> l(ev_mu_);
+  events_.clear();
 }
 
 bool GroupRig::wait(const std::function<bool()>& pred, double seconds) {

@@ -35,11 +35,15 @@ class GroupRig {
   void raw_write(uint32_t drive, uint64_t off, const void* p, size_t n);
   std::vector<uint8_t> raw_read(uint32_t drive, uint64_t off, size_t n);
 
-  // The first recorded event of this kind (a copy), if any.
-  bool find_event(GroupEvent::Kind k, GroupEvent* out = nullptr);
-  std::vector<GroupEvent> events;  // recorded by the handler installed by create/assemble
+  // Events recorded by the handler installed by create/assemble (on the
+  // group's threads: read them only through these, under the lock).
+  // The first recorded event of this kind at index `from` or later (a copy), if any.
+  bool find_event(GroupEvent::Kind k, GroupEvent* out = nullptr, size_t from = 0);
+  size_t event_count();
+  void clear_events();
 
  private:
+  std::vector<GroupEvent> events_;
   void watch(Group& g);
   std::string dir_;
   uint32_t n_;

@@ -364,13 +364,9 @@ TEST(GroupScrub, FindsLocatesAndRepairsCorruption) {
   rig.raw_write(data_member, kMetadataBytes + 3ull * geo.strip_bytes + 4096, junk.data(), junk.size());
   rig.raw_write(q_member, kMetadataBytes + 9ull * geo.strip_bytes + 777, junk.data(), 100);
   auto scrub = [&](bool repair) {
-    size_t before = rig.events.size();
+    const size_t before = rig.event_count();
     EXPECT_TRUE(g->start_scrub(repair, &err)) << err;
-    EXPECT_TRUE(rig.wait([&] {
-      for (size_t i = before; i < rig.events.size(); i++)
-        if (rig.events[i].kind == GroupEvent::ScrubFinished) return true;
-      return false;
-    }));
+    EXPECT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ScrubFinished, nullptr, before); }));
     return g->last_scrub();
   };
   ScrubReport r = scrub(false);
@@ -403,7 +399,7 @@ TEST(GroupScrub, Raid5AndMirrorsFindMismatches) {
     ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
     EXPECT_EQ(g->last_scrub().mismatched_stripes, 1u) << level_name(l);
     EXPECT_EQ(g->last_scrub().repaired_stripes, 1u);
-    rig.events.clear();
+    rig.clear_events();
     ASSERT_TRUE(g->start_scrub(false, &err));
     ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
     EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u) << level_name(l);
@@ -417,7 +413,7 @@ TEST(GroupWriteIntent, CleanStopLeavesNoDirtyBitsAndUncleanStopResyncsDirtyRegio
   auto g = rig.create(config(Level::R5), 0, 4, &err);
   ASSERT_TRUE(g) << err;
   Volume& v = g->volume();
-  const Geometry& geo = v.geometry();
+  const Geometry geo = v.geometry();  // a copy: used after the volume is gone (the "crash" below)
   const uint64_t region_stripes = (1u << 20) / geo.strip_bytes;
   AlignedBuf b(geo.stripe_data_bytes());
   fill_random(b.data(), b.size(), 3);

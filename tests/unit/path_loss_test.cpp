@@ -32,7 +32,7 @@ bool bit_set(const std::vector<uint8_t>& bm, uint64_t r) { return bm[r / 8] >> (
 
 void expect_scrub_clean(GroupRig& rig, Group& g) {
   std::string err;
-  rig.events.clear();
+  rig.clear_events();
   ASSERT_TRUE(g.start_scrub(false, &err)) << err;
   ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ScrubFinished); }));
   EXPECT_EQ(g.last_scrub().mismatched_stripes, 0u);
