@@ -39,8 +39,16 @@ python3 "$(dirname "$0")/../frontends/nbd_client.py" idle "$T/v.sock" 5 >"$T/idl
 IPID=$!
 for _ in $(seq 50); do grep -q connected "$T/idle.out" && break; sleep 0.1; done
 grep -q connected "$T/idle.out" || fail "the idle client did not connect: $(cat "$T/idle.out")"
-gp dg delete r5 --force --unexport
+timeout 60 "$BIN/gpuraid" dg delete r5 --force --unexport ||
+  fail "dg delete --force --unexport did not return within 60 s (or failed)"
 wait $IPID || fail "the idle client was not closed cleanly: $(cat "$T/idle.out")"
+# fio must see the end of the export at once (answered or told to shut down): a bounded wait, so that a
+# client left hanging fails here with what fio said rather than as the test's timeout.
+for _ in $(seq 300); do kill -0 $FPID 2>/dev/null || break; sleep 0.1; done
+if kill -0 $FPID 2>/dev/null; then
+  kill -KILL $FPID
+  fail "fio still runs 30 s after the export ended (a request left unanswered?): $(tail -5 "$T/fio.err")"
+fi
 rc=0
 wait $FPID || rc=$?
 # fio's first error, as a signed errno: 0 none, or 108 ESHUTDOWN (a
