@@ -1,5 +1,5 @@
 // gpuraid status [--json]: one overview in the spirit of /proc/mdstat —
-// every group with its level, state, redundancy left and members (failed,
+// every group with its level, state, redundancy and members (failed,
 // missing, rebuilding marked), progress bars of its background tasks with
 // rate and ETA, its volumes and their exports; then spares and drives that
 // need attention.
@@ -48,9 +48,13 @@ void print_group(const v1::Group& g, const v1::StatusOverview& st) {
   }
   std::string spares;
   for (const auto& s : g.spares()) spares += (spares.empty() ? "" : ", ") + s;
-  printf("      %s, %s strip, %s free, [%d/%d] [%s], redundancy left %u%s%s\n", size_str(g.capacity_bytes()).c_str(),
+  // The redundancy word of docs/STATES.md, and the further failures survived where that word counts them.
+  const bool counted = g.redundancy() == v1::REDUNDANCY_FULL || g.redundancy() == v1::REDUNDANCY_REDUCED;
+  const std::string redundancy =
+      v1::api_word(g.redundancy()) + (counted ? " (survives " + std::to_string(g.failures_tolerated()) + " more)" : "");
+  printf("      %s, %s strip, %s free, [%d/%d] [%s], redundancy %s%s%s\n", size_str(g.capacity_bytes()).c_str(),
          size_str(g.strip_bytes()).c_str(), size_str(g.free_bytes()).c_str(), online, g.members_size(),
-         marks.c_str(), g.failures_tolerated(), spares.empty() ? "" : ", spares: ", spares.c_str());
+         marks.c_str(), redundancy.c_str(), spares.empty() ? "" : ", spares: ", spares.c_str());
   std::string tasks = group_tasks(g);
   for (size_t at = 0; at < tasks.size();) {
     size_t nl = tasks.find('\n', at);

@@ -68,9 +68,10 @@ run dg scrub data start
 run dg show data --watch --interval 0.5
 run dg show data
 
-say "9. what happened, and the I/O figures"
+say "9. what happened, the I/O figures, and the overview (as /proc/mdstat)"
 run events
 run stats
+run status
 
 say "10. clean up: delete the VD and the group, stop the daemon (SIGTERM, exit 0)"
 run vd delete vol0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpuraid status: one overview in the spirit of /proc/mdstat — groups with
-# level and state, [n/m] [UU_U] member maps, redundancy left, progress bars
+# level and state, [n/m] [UU_U] member maps, redundancy words, progress bars
 # with rate and ETA for a running rebuild, failed and missing drives,
 # volumes and their exports; the same as JSON.
 source "$(dirname "$0")/lib.sh"
@@ -32,11 +32,11 @@ done
 sleep 1.5  # the rate is measured over a second
 gp status | tee "$T/status"
 grep -q "^r6 : rebuilding raid6 pd0\[0\] pd6\[1\](rebuilding) pd2\[2\]" "$T/status" || fail "r6 line"
-grep -Eq "^      .*\[5/6\] \[URUUUU\], redundancy left 1" "$T/status" || fail "r6 member map and redundancy"
+grep -Eq "^      .*\[5/6\] \[URUUUU\], redundancy reduced \(survives 1 more\)" "$T/status" || fail "r6 member map and redundancy"
 grep -Eq "^      rebuild +\[#*-+\] +[0-9.]+%  .*/s  ETA [0-9:]+$" "$T/status" || fail "r6 rebuild progress bar with rate and ETA"
 grep -Eq "^      vd v6  32(\.0)? ?MiB  nbd nbd\+unix" "$T/status" || fail "v6 and its NBD export"
 grep -q "^m1 : degraded raid1 pd7\[0\] pd8\[1\](failed)" "$T/status" || fail "m1 line"
-grep -q "\[1/2\] \[U_\], redundancy left 0" "$T/status" || fail "m1 member map and redundancy"
+grep -q "\[1/2\] \[U_\], redundancy reduced (survives 0 more)" "$T/status" || fail "m1 member map and redundancy"
 grep -q "^free drives: pd9" "$T/status" || fail "free drives"
 grep -q "^      pd1 failed .*d1.img" "$T/status" || fail "pd1 (replaced, failed) needs attention"
 
