@@ -70,8 +70,9 @@ void NbdConnection::close_if_idle() { r_.post(&idle_task_); }
 
 void NbdConnection::on_close_if_idle(Task* t) {
   auto* c = static_cast<NbdConnection*>(t->arg);
-  // Nothing in flight, nothing half received, never told: an idle client.
-  if (c->draining_ && !c->told_ && !c->closing_ && c->inflight_ == 0 && c->rx_ == RxState::Header &&
+  // Nothing in flight, nothing half received: an idle client (or a told one
+  // that went quiet without disconnecting).
+  if (c->draining_ && !c->closing_ && c->inflight_ == 0 && c->rx_ == RxState::Header &&
       c->rtail_ == c->rhead_)
     c->begin_close(nullptr);
 }
@@ -110,9 +111,12 @@ void NbdConnection::pump() {
       cur_ = nullptr;
     }
   }
-  // Draining: closed once the client has been told (an NBD_ESHUTDOWN sent)
-  // and nothing is in flight; an idle one by close_if_idle.
-  if ((disconnecting_ || (draining_ && told_)) && inflight_ == 0 && !closing_) begin_close(nullptr);
+  // Draining: a client that was told (NBD_ESHUTDOWN) is not closed under it:
+  // requests it sent before it read the reply would go unanswered (libnbd
+  // then fails them as a dead connection, not as the shutdown). Every further
+  // request gets NBD_ESHUTDOWN too until the client disconnects, or the
+  // server's drain closes it once quiet (close_if_idle) or at its limit.
+  if (disconnecting_ && inflight_ == 0 && !closing_) begin_close(nullptr);
   arm_recv();
 }
 
@@ -162,7 +166,6 @@ bool NbdConnection::parse_header() {
   free_ = q->next;
   inflight_++;
   if (refuse) {
-    told_ = true;
     if (type == kCmdWrite) {
       q->error = refuse;
       cur_ = q;

@@ -108,7 +108,6 @@ class NbdConnection {
   uint64_t discard_left_ = 0;
   bool disconnecting_ = false, closing_ = false, buf_wait_ = false;
   bool draining_ = false;     // drain(): new requests get NBD_ESHUTDOWN
-  bool told_ = false;         // draining: an NBD_ESHUTDOWN was sent; closes once none is in flight
   Task start_task_, buf_task_, send_retry_task_, drain_task_, idle_task_;
 
   // Send side: a FIFO of ready replies; one sendmsg in flight.
