@@ -13,6 +13,7 @@ PACKAGES=(
   fio python3 python3-matplotlib
   prometheus  # promtool: tests/e2e/metrics.sh checks the /metrics exposition with it
   libnbd-bin nbdkit qemu-system-x86 qemu-user busybox-static cpio kmod xz-utils mdadm e2fsprogs
+  gdb  # tests/e2e/lib.sh prints every thread's stack when gpuraidd hangs in its stop
 )
 
 # The VM lane boots Debian's bookworm-backports 6.12 kernel (fetched with

@@ -39,6 +39,7 @@ NbdConnection::NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExport
   send_retry_task_ = {on_send_retry, this, nullptr};
   drain_task_ = {on_drain, this, nullptr};
   idle_task_ = {on_close_if_idle, this, nullptr};
+  dispose_task_ = {on_dispose, this, nullptr};
   iov_.resize(kMaxBatch * 2);
   batch_.reserve(kMaxBatch);
 }
@@ -54,6 +55,13 @@ void NbdConnection::kill() {
   std::lock_guard<std::mutex> g(fd_mu_);
   if (fd_open_) shutdown(fd_, SHUT_RDWR);  // pending recv/send complete; the reactor closes
 }
+
+void NbdConnection::dispose(std::unique_ptr<NbdConnection> c) {
+  NbdConnection* p = c.release();
+  p->r_.post(&p->dispose_task_);
+}
+
+void NbdConnection::on_dispose(Task* t) { delete static_cast<NbdConnection*>(t->arg); }
 
 void NbdConnection::on_start(Task* t) { static_cast<NbdConnection*>(t->arg)->pump(); }
 

@@ -41,6 +41,10 @@ class NbdConnection {
   // (nothing in flight or half received, never told).
   void close_if_idle();
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  // Any thread, once closed(): frees c on its reactor, after every task
+  // queued for it there (so never under its own close callback, and never
+  // with a drain or idle check of it still queued).
+  static void dispose(std::unique_ptr<NbdConnection> c);
 
  private:
   struct Req {
@@ -64,6 +68,7 @@ class NbdConnection {
   static void on_start(Task* t);
   static void on_drain(Task* t);
   static void on_close_if_idle(Task* t);
+  static void on_dispose(Task* t);
   static void on_buffers(Task* t);
   static void on_send_retry(Task* t);
   static void on_recv_cqe(Completion* c, const io_uring_cqe* cqe);
@@ -108,7 +113,7 @@ class NbdConnection {
   uint64_t discard_left_ = 0;
   bool disconnecting_ = false, closing_ = false, buf_wait_ = false;
   bool draining_ = false;     // drain(): new requests get NBD_ESHUTDOWN
-  Task start_task_, buf_task_, send_retry_task_, drain_task_, idle_task_;
+  Task start_task_, buf_task_, send_retry_task_, drain_task_, idle_task_, dispose_task_;
 
   // Send side: a FIFO of ready replies; one sendmsg in flight.
   Hook send_hook_;

@@ -142,9 +142,11 @@ void NbdServer::serve(Client* c) {
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof zero);
     std::lock_guard<std::mutex> g(mu_);
     Reactor& r = engine_.reactor(next_reactor_++ % engine_.reactor_count());
-    c->conn = std::make_unique<NbdConnection>(c->fd, r, target_, info_, [this] {
-      std::lock_guard<std::mutex> g2(mu_);
-      cv_.notify_all();
+    // Runs on the reactor as the connection closes; the server may be gone
+    // by then (a connection it had to leak), so it touches only Sync.
+    c->conn = std::make_unique<NbdConnection>(c->fd, r, target_, info_, [sync = sync_] {
+      std::lock_guard<std::mutex> g2(sync->mu);
+      sync->cv.notify_all();
     });
     c->conn->start();
     if (stopping_) {
@@ -171,10 +173,15 @@ void NbdServer::reap(bool all) {
   }
   for (auto& c : gone) {
     if (c.handshake.joinable()) c.handshake.join();  // ends within the socket timeout
-    if (c.conn && !c.conn->closed()) {
+    if (!c.conn) continue;
+    if (!c.conn->closed()) {
       // Its reactor still references it: leaking beats a use after free.
       fprintf(stderr, "nbd: export '%s': a connection did not close; leaking it\n", info_.name.c_str());
       (void)c.conn.release();
+    } else {
+      // Freed on its reactor, after whatever that reactor still runs for it
+      // (its close callback may not even have returned yet).
+      NbdConnection::dispose(std::move(c.conn));
     }
   }
 }

@@ -29,6 +29,13 @@ class NbdServer {
   size_t connection_count();
 
  private:
+  // The lock and wake-up that connections' close callbacks use. Shared with
+  // those callbacks, which run on reactors: a connection that outlives its
+  // server (leaked because it never closed) still signals something alive.
+  struct Sync {
+    std::mutex mu;
+    std::condition_variable cv;
+  };
   struct Client {
     int fd;
     std::thread handshake;
@@ -50,8 +57,9 @@ class NbdServer {
   std::thread listener_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> draining_{false};  // connections made while stopping are drained, not killed
-  std::mutex mu_;
-  std::condition_variable cv_;
+  std::shared_ptr<Sync> sync_ = std::make_shared<Sync>();
+  std::mutex& mu_ = sync_->mu;
+  std::condition_variable& cv_ = sync_->cv;
   std::list<Client> clients_;
   uint32_t next_reactor_ = 0;
 };

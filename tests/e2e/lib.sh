@@ -33,9 +33,25 @@ start_daemon() {
   fail "gpuraidd did not answer within ${DAEMON_START_S:-10} s"
 }
 
+# stop_daemon: SIGTERM, and the clean stop must end within DAEMON_STOP_S (default 60): a
+# daemon that hangs in its stop fails here with every thread's stack (gdb) and its log,
+# rather than as the test's timeout with nothing to go on.
 stop_daemon() {
   kill -TERM "$DPID"
-  local rc=0
+  local i rc=0
+  for i in $(seq $((${DAEMON_STOP_S:-60} * 10))); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$DPID" 2>/dev/null; then
+    echo "--- gpuraidd did not stop within ${DAEMON_STOP_S:-60} s of SIGTERM; its threads:" >&2
+    if command -v gdb >/dev/null; then
+      timeout 60 gdb -p "$DPID" -batch -ex "thread apply all bt" 2>&1 | grep -E "^Thread|^#" | head -300 >&2
+    else
+      echo "(gdb is not installed: no stacks)" >&2
+    fi
+    kill -KILL "$DPID"
+    wait "$DPID" 2>/dev/null
+    DPID=
+    fail "gpuraidd hung in its clean stop (SIGTERM)"
+  fi
   wait "$DPID" || rc=$?
   DPID=
   [ "$rc" -eq 0 ] || fail "gpuraidd exited with $rc on SIGTERM (want 0)"
