@@ -5,6 +5,7 @@
 #include "engine/invariant.h"
 #include "engine/io/nvme_char.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,7 +24,8 @@ namespace {
 inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
-constexpr uint64_t kEventTag = 1;  // user_data of the eventfd read; MemberIo pointers are never 1
+constexpr uint64_t kEventTag = 1;   // user_data of the eventfd read; MemberIo pointers are never 1
+constexpr uint64_t kParityTag = 3;  // user_data of the poll on the parity backend's event fd
 
 }  // namespace
 
@@ -395,6 +397,23 @@ bool Reactor::run_delayed() {
   return any;
 }
 
+// A backend that completes jobs later (the GPU) says so through its event
+// fd: a one-shot poll on it in the ring lets the reactor sleep while jobs
+// are in flight and wake when poll() has completions to run. Returns
+// whether the poll is armed (false: the backend has no fd, or no SQE now).
+bool Reactor::arm_parity_poll() {
+  if (parity_armed_) return true;
+  const int fd = parity_->event_fd();
+  if (fd < 0) return false;
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (!sqe) return false;  // retried next turn
+  io_uring_prep_poll_add(sqe, fd, POLLIN);
+  io_uring_sqe_set_data64(sqe, kParityTag);
+  pending_sqes_++;
+  parity_armed_ = true;
+  return true;
+}
+
 void Reactor::arm_eventfd() {
   if (event_armed_) return;
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -449,7 +468,8 @@ bool Reactor::poll(bool block, int timeout_ms) {
     work |= reap_lockstep();
   } else {
     arm_eventfd();
-    const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && parity_->in_flight() == 0;
+    const bool parity_waits = parity_->in_flight() > 0 && !arm_parity_poll();
+    const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && !parity_waits;
     if (can_sleep) {
       __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000ll};
       io_uring_cqe* cqe = nullptr;
@@ -479,6 +499,10 @@ unsigned Reactor::reap_cq(bool hold) {
     seen++;
     if (cqe->user_data == kEventTag) {
       event_armed_ = false;
+      continue;
+    }
+    if (cqe->user_data == kParityTag) {
+      parity_armed_ = false;
       continue;
     }
     in_flight_--;

@@ -151,6 +151,7 @@ class Reactor {
   void count_issued(bool write, uint32_t len);
   void complete(MemberIo* io, int res);
   void arm_eventfd();
+  bool arm_parity_poll();
   void assert_owner(const char* what) const;
   void push_inbox(Task* t);
   void append_deferred(Task* t);
@@ -172,6 +173,7 @@ class Reactor {
   int event_fd_ = -1;
   uint64_t event_buf_ = 0;
   bool event_armed_ = false;
+  bool parity_armed_ = false;   // a poll on parity_->event_fd() is in the ring
   std::atomic<Task*> inbox_{nullptr};
   Task* deferred_head_ = nullptr;
   Task* deferred_tail_ = nullptr;
