@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
     const VolumeStats& st = vol->stats();
     out["raid"]["engine"] = {{"full_stripe_writes", st.full_stripe_writes.load()}, {"rmw_writes", st.rmw_writes.load()},
                              {"rcw_writes", st.rcw_writes.load()}, {"degraded_writes", st.degraded_writes.load()},
-                             {"degraded_reads", st.degraded_reads.load()}, {"merged_writes", st.merged_writes.load()}};
+                             {"degraded_reads", st.degraded_reads.load()}, {"merged_writes", st.merged_writes.load()},
+                             {"merged_reads", st.merged_reads.load()}};
   }
   if (o.compare && mraw.iops > 0) {
     const double r_iops = mraid.iops / mraw.iops;

@@ -191,8 +191,9 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
     }
     return true;
   }
-  // Degraded: one op per stripe; only stripes that lose a requested strip
-  // take the stripe lock and rebuild.
+  // Degraded: one op per stripe; every read of a stripe that lost a data
+  // strip takes the stripe lock, so that reads of it gather and each
+  // survivor is read once (ops/read_ops.cpp).
   const uint64_t data_roles = (1ull << geo_.data_strips()) - 1;
   while (*cursor < end) {
     const uint64_t o = *cursor, s = o / sdb, e = std::min(end, (s + 1) * sdb);
@@ -204,10 +205,7 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
     op->stripe = s;
     *cursor = e;
     strip_ranges(geo_, s, o, e - o, op->ranges);
-    uint64_t touched = 0;
-    for (uint32_t i = 0; i < geo_.data_strips(); i++)
-      if (!op->ranges[i].empty()) touched |= 1ull << i;
-    if (failed_roles(geo_, s, failed_mask_for(s)) & data_roles & touched) {
+    if (failed_roles(geo_, s, failed_mask_for(s)) & data_roles) {
       op->kind = OpKind::DegradedRead;
       start_degraded_read(op);
     } else {

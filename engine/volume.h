@@ -30,6 +30,8 @@ struct OpPoolDeleter {
 struct VolumeStats {
   std::atomic<uint64_t> full_stripe_writes{0}, rmw_writes{0}, rcw_writes{0}, degraded_writes{0};
   std::atomic<uint64_t> degraded_reads{0}, merged_writes{0}, retried_reads{0};
+  // Reads of a degraded stripe served by another read's member I/O (riders).
+  std::atomic<uint64_t> merged_reads{0};
   // Rebuild stripes written onto the member, and stripes a partial rebuild
   // (a member back from a path loss) skipped because the member holds them.
   std::atomic<uint64_t> rebuild_stripes_written{0}, rebuild_stripes_skipped{0};

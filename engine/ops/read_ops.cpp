@@ -56,21 +56,104 @@ void start_read(Op* op) {
   end_issue(op);
 }
 
+// Degraded reads gather per stripe: every read of a stripe that lost a
+// data strip takes the stripe lock, and the holder takes the reads queued
+// behind it along (riders, as writes do), so that each survivor is read
+// once for all of them: a sequential stream reads each stripe's k survivors
+// once instead of reading the healthy strips again for the lost one. An op
+// granted the lock at once waits one turn first (a plug), so the reads a
+// submitter sends in one batch meet.
 static void degraded_read_locked(Op* op);
+
+// Ops served by one gathered read: the holder, then its riders.
+#define FOR_EACH_READER(op, c) for (Op* c = (op); c; c = (c == (op) ? (op)->rider_head : c->rider_next))
+
+// Queued reads of the same stripe ride along when the union of what they
+// read stays one range per strip.
+static void take_read_riders(Op* op) {
+  const uint32_t k = op->vol->geometry().data_strips();
+  op->vol->locks().absorb(
+      &op->lock,
+      [&](StripeLockNode* n) {
+        Op* w = static_cast<Op*>(n->owner);
+        if (w->kind != OpKind::DegradedRead) return false;
+        StripRange trial[kMaxMembers];
+        for (uint32_t i = 0; i < k; i++) {
+          trial[i] = op->ranges[i];
+          if (!w->ranges[i].empty() && !trial[i].merge(w->ranges[i].a, w->ranges[i].b)) return false;
+        }
+        for (uint32_t i = 0; i < k; i++) op->ranges[i] = trial[i];
+        return true;
+      },
+      [&](StripeLockNode* n) {
+        Op* w = static_cast<Op*>(n->owner);
+        w->rider_next = nullptr;
+        if (op->rider_tail) op->rider_tail->rider_next = w;
+        else op->rider_head = w;
+        op->rider_tail = w;
+        op->vol->mutable_stats().merged_reads++;
+      });
+}
+
+static void degraded_read_granted(Op* op) {
+  take_read_riders(op);
+  degraded_read_locked(op);
+}
+
+// What one role contributes, as one member read (or one reconstruction):
+// the union of the readers' bytes of it and, for a survivor, the columns
+// the recovery needs.
+static StripRange role_hull(const Op* op, uint32_t role, uint32_t k) {
+  const DegradedReadPlan& p = op->rplan;
+  StripRange h = role < k ? op->ranges[role] : StripRange{};
+  if ((p.survivors >> role & 1) || (p.recover_roles >> role & 1)) {
+    if (h.empty()) h = StripRange{p.c0, p.c1};
+    else h = StripRange{std::min(h.a, p.c0), std::max(h.b, p.c1)};
+  }
+  return h;
+}
+
+// A reader whose own bytes of data role i are exactly [a, b): the read (or
+// reconstruction) lands in its buffer. nullptr: an engine buffer is used.
+static Op* reader_covering(Op* op, uint32_t i, StripRange h) {
+  const Geometry& g = op->vol->geometry();
+  StripRange r[kMaxMembers];
+  FOR_EACH_READER(op, c) {
+    strip_ranges(g, op->stripe, c->off, c->len, r);
+    if (r[i].a == h.a && r[i].b == h.b) return c;
+  }
+  return nullptr;
+}
+
+static void degraded_read_finish(Op* op, int result) {
+  release_buffers(op);
+  unlock_stripe(op);
+  finish_op(op, result);  // and its riders
+}
+
+// Every reader's bytes, from where each role's hull landed (rd[role],
+// starting at the hull's first column).
+static void deliver(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips();
+  StripRange r[kMaxMembers];
+  FOR_EACH_READER(op, c) {
+    strip_ranges(g, op->stripe, c->off, c->len, r);
+    for (uint32_t i = 0; i < k; i++) {
+      if (r[i].empty()) continue;
+      const StripRange h = role_hull(op, i, k);
+      const uint8_t* from = op->rd[i] + (r[i].a - h.a);
+      uint8_t* to = user_ptr(c, op->stripe, i, r[i].a);
+      if (from != to) memcpy(to, from, r[i].b - r[i].a);
+    }
+  }
+}
 
 static void degraded_read_parity_done(ParityJob* job) {
   Op* op = static_cast<Op*>(job->ctx);
-  const DegradedReadPlan& p = op->rplan;
-  int result = job->status < 0 ? -EIO : 0;
-  for (uint64_t rr = p.recover_roles; rr; rr &= rr - 1) {
-    uint32_t i = uint32_t(__builtin_ctzll(rr));
-    if (op->nd_pool[i])
-      memcpy(user_ptr(op, op->stripe, i, op->ranges[i].a), op->nd[i] + (op->ranges[i].a - p.c0),
-             op->ranges[i].b - op->ranges[i].a);
-  }
-  release_buffers(op);
-  unlock_stripe(op);
-  finish_op(op, result);
+  if (job->status < 0) return degraded_read_finish(op, -EIO);
+  deliver(op);
+  degraded_read_finish(op, 0);
 }
 
 static void degraded_read_io_done(Op* op) {
@@ -83,10 +166,22 @@ static void degraded_read_io_done(Op* op) {
     }
     return degraded_read_locked(op);  // plan again around the new failure
   }
-  const Codec& c = op->vol->codec();
   const DegradedReadPlan& p = op->rplan;
+  if (!p.recover_roles) {
+    deliver(op);
+    return degraded_read_finish(op, 0);
+  }
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips();
+  uint8_t* src[kMaxMembers];
+  uint8_t* dst[kMaxMembers];
+  for (uint32_t role = 0; role < k + g.parity; role++) {
+    const StripRange h = role_hull(op, role, k);
+    if (p.survivors >> role & 1) src[role] = op->rd[role] + (p.c0 - h.a);
+    if (p.recover_roles >> role & 1) dst[role] = op->rd[role];  // its hull is [c0, c1)
+  }
   ParityJob& j = op->job;
-  make_recover_job(j, c, p.c1 - p.c0, p.survivors, op->rd, p.recover_roles, op->nd);
+  make_recover_job(j, op->vol->codec(), p.c1 - p.c0, p.survivors, src, p.recover_roles, dst);
   j.done = degraded_read_parity_done;
   j.ctx = op;
   op->vol->mutable_stats().degraded_reads++;
@@ -103,49 +198,30 @@ static void degraded_read_locked(Op* op) {
     unlock_stripe(op);
     return finish_op(op, -EIO);
   }
-  if (!plan_degraded_read(g, op->stripe, op->ranges, failed, &op->rplan)) {
-    unlock_stripe(op);  // nothing of this stripe is lost: a plain read
-    op->kind = OpKind::Read;
-    return start_read(op);
-  }
-  const DegradedReadPlan& p = op->rplan;
-  const uint32_t L = p.c1 - p.c0;
+  DegradedReadPlan& p = op->rplan;
+  if (!plan_degraded_read(g, op->stripe, op->ranges, failed, &p)) p = DegradedReadPlan{};  // nothing lost
+  // Where each role's hull lands: a reader's own buffer when one reader's
+  // bytes are exactly the hull, else an engine buffer.
   for (uint32_t role = 0; role < k + g.parity; role++) {
     op->rd[role] = nullptr;
-    if (!(p.survivors >> role & 1)) continue;
-    if (role < k && op->ranges[role].covers(p.c0, p.c1)) {
-      op->rd[role] = user_ptr(op, op->stripe, role, p.c0);  // read straight into the caller's buffer
-    } else if (!(op->rd[role] = op_buffer(op, L))) {
-      return wait_buffers(op, degraded_read_locked);
-    }
-  }
-  for (uint32_t i = 0; i < k; i++) {
-    op->nd_pool[i] = false;
-    if (!(p.recover_roles >> i & 1)) continue;
-    if (op->ranges[i].a == p.c0 && op->ranges[i].b == p.c1) {
-      op->nd[i] = user_ptr(op, op->stripe, i, p.c0);
-    } else {
-      if (!(op->nd[i] = op_buffer(op, L))) return wait_buffers(op, degraded_read_locked);
-      op->nd_pool[i] = true;
-    }
+    const StripRange h = role_hull(op, role, k);
+    if (h.empty()) continue;
+    Op* c = role < k ? reader_covering(op, role, h) : nullptr;
+    if (c) op->rd[role] = user_ptr(c, op->stripe, role, h.a);
+    else if (!(op->rd[role] = op_buffer(op, h.b - h.a))) return wait_buffers(op, degraded_read_locked);
   }
   begin_phase(op, degraded_read_io_done);
   for (uint32_t role = 0; role < k + g.parity; role++) {
-    const bool survivor = p.survivors >> role & 1;
-    const bool requested = role < k && !op->ranges[role].empty() && !(p.recover_roles >> role & 1);
-    const uint32_t m = role_member(g, op->stripe, role);
-    if (requested)  // the caller's bytes of a healthy strip
-      issue_member_io(op, m, MemberIo::Read, member_off(v, op->stripe, op->ranges[role].a),
-                      user_ptr(op, op->stripe, role, op->ranges[role].a),
-                      op->ranges[role].b - op->ranges[role].a, false);
-    if (survivor && !(requested && op->ranges[role].covers(p.c0, p.c1)))
-      issue_member_io(op, m, MemberIo::Read, member_off(v, op->stripe, p.c0), op->rd[role], L, false);
+    const StripRange h = role_hull(op, role, k);
+    if (h.empty() || (p.recover_roles >> role & 1)) continue;  // rebuilt, not read
+    issue_member_io(op, role_member(g, op->stripe, role), MemberIo::Read, member_off(v, op->stripe, h.a),
+                    op->rd[role], h.b - h.a, false);
   }
   end_issue(op);
 }
 
 void start_degraded_read(Op* op) {
-  if (lock_stripe(op, degraded_read_locked)) degraded_read_locked(op);
+  if (lock_stripe(op, degraded_read_granted)) resume_on_home(op, degraded_read_granted);
 }
 
 }  // namespace gpuraid
