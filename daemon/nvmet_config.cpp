@@ -66,8 +66,8 @@ std::string uuid_from(const std::string& s, uint64_t seed) {
   return buf;
 }
 
-std::string errno_text(const char* what, const std::string& path) {
-  return std::string(what) + " " + path + ": " + strerror(errno);
+std::string errno_text(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + strerror(errno);
 }
 
 bool write_attr(const std::string& p, const std::string& v, std::string* err) {

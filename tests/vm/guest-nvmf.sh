@@ -150,9 +150,9 @@ step_export() {
   [ -d $CFG/subsystems/$NQN ] || fail "no subsystem $NQN in configfs"
   [ "$(cat $CFG/subsystems/$NQN/attr_allow_any_host)" = 0 ] || fail "any host allowed by default"
   refused "export twice" "already exported over NVMe-oF" gp vd export vd0 --nvmf tcp://127.0.0.1:4421 --allow-host $HOST
-  refused "bad host connects" "" nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $BADHOST
+  refused "bad host connects" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $BADHOST
   [ -z "$(host_ctrls $NQN)" ] || fail "a host not allowed got a controller"
-  nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST -l 8 -c 2 >$W/connect 2>&1 ||
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST -l 8 -c 2 >$W/connect 2>&1 ||
     { fail "nvme connect: $(cat $W/connect)"; return 1; }
   wait_ctrls $NQN 1 20 || return 1
   for _ in $(seq 1 100); do REMOTE=$(remote_ns $NQN); [ -n "$REMOTE" ] && break; sleep 0.1; done
