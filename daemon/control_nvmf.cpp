@@ -115,7 +115,7 @@ grpc::Status ControlPlane::export_nvmf(VolRec& v, const v1::ExportVolumeRequest&
   if (!r.allow_any_host() && hosts.empty())
     return invalid("say which hosts may connect: --allow-host HOSTNQN (the host's /etc/nvme/hostnqn), or --allow-any-host");
   if (r.allow_any_host() && !loopback(l.adrfam, l.traddr) && !r.force())
-    return precondition("refused: with --allow-any-host every host that reaches " + l.traddr +
+    return precondition("with --allow-any-host every host that reaches " + l.traddr +
                         " could read and write " + v.r.id() + "; give --allow-host HOSTNQN, or --force");
   // The VD: an existing ublk export is served as it is; any other export is in the way.
   if (v.r.export_kind() == v1::EXPORT_KIND_NVMF)

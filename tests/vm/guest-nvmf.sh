@@ -51,11 +51,7 @@ refused() {  # WHAT EXPECTED-TEXT CMD...: must fail saying EXPECTED-TEXT
 }
 # Every configfs entry with its value or link target: what "nothing else changed" compares.
 snapshot() {
-  find $CFG -mindepth 1 | sort | while read -r p; do
-    if [ -L "$p" ]; then echo "$p -> $(readlink "$p")"
-    elif [ -f "$p" ]; then echo "$p = $(head -c 200 "$p" 2>/dev/null | tr '\n' ' ')"
-    else echo "$p/"; fi
-  done
+  { find $CFG -mindepth 1 -printf '%p -> %l\n'; grep -rs "" $CFG; } | sort
 }
 start_daemon() {
   $BIN/gpuraidd --state-dir $R/state --socket $SOCK --log-file $W/gpuraidd.log --reactors 2 --ublk-depth 64 "$@" \
