@@ -18,7 +18,9 @@
 #              daemon's port): the host's controller goes away; configfs
 #              differs from before the export only by the shared port
 #   restart:   a clean stop takes the subsystem away, the next start brings
-#              it back with the same namespace identity
+#              it back with the same namespace identity; with --ublk-on-exit
+#              keep a clean stop leaves it serving and the next start takes it
+#              over unchanged
 set -uo pipefail
 BIN=$1
 shift
@@ -188,7 +190,7 @@ step_unexport() {
   [ -d $CFG/subsystems/$NQN ] && fail "subsystem $NQN left behind"
   [ -d $CFG/ports/$pid ] || fail "port $pid removed although $OTHER still uses it"
   # configfs = before the export + the shared port (made by the daemon, now serving $OTHER).
-  snapshot | grep -v "^$CFG/ports/$pid/" | grep -vx "$CFG/ports/$pid/" >$W/cfg.after
+  snapshot | grep -v -e "^$CFG/ports/$pid/" -e "^$CFG/ports/$pid -> " >$W/cfg.after
   diff $W/cfg.before $W/cfg.after >$W/cfg.diff || { fail "unexport changed configfs beyond its own"; cat $W/cfg.diff; }
   rm $CFG/ports/$pid/subsystems/$OTHER && rmdir $CFG/ports/$pid
   ls /dev/ublkb* >/dev/null 2>&1 && fail "the ublk device is still there: $(ls /dev/ublkb*)"
@@ -203,9 +205,15 @@ step_restart() {
   [ -z "${UUID:-}" ] || [ "$uuid" = "$UUID" ] || fail "a re-export changed the namespace uuid"
   stop_daemon
   [ -d $CFG/subsystems/$NQN ] && fail "a clean stop left $NQN in configfs (its ublk device is gone)"
-  start_daemon || return 1
+  start_daemon --ublk-on-exit keep || return 1
   [ -d $CFG/subsystems/$NQN ] || fail "the next start did not configure $NQN again: $(gp vd show vd0)"
   [ "$(cat $CFG/subsystems/$NQN/namespaces/1/device_uuid)" = "$uuid" ] || fail "uuid changed across a clean restart"
+  # A planned restart (--ublk-on-exit keep): the target keeps serving the kept device.
+  snapshot >$W/cfg.kept
+  stop_daemon
+  [ -d $CFG/subsystems/$NQN ] || fail "--ublk-on-exit keep: the clean stop removed $NQN"
+  start_daemon || return 1
+  snapshot | diff $W/cfg.kept - >$W/cfg.diff || { fail "a planned restart changed configfs"; cat $W/cfg.diff; }
   gp vd unexport vd0 >/dev/null || fail "unexport"
   snapshot | diff $W/cfg.before - >$W/cfg.diff || { fail "configfs differs after export/stop/start/unexport"; cat $W/cfg.diff; }
 }
