@@ -18,15 +18,33 @@ namespace gpuraid::cli {
 namespace {
 constexpr uint64_t kChunk = 4u << 20;  // the daemon takes at most 4 MiB per call
 
+std::string join(const google::protobuf::RepeatedPtrField<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
 void print_volume(const v1::Volume& v) {
-  print_fields({{"id", v.id()},
-                {"group", v.group()},
-                {"size", size_str(v.size_bytes())},
-                {"offset", size_str(v.offset_bytes())},
-                {"min io", size_str(v.min_io_bytes())},
-                {"optimal io", size_str(v.optimal_io_bytes())},
-                {"online", v.online() ? "yes" : "no (its group is offline)"},
-                {"export", export_str(v)}});
+  std::vector<std::pair<std::string, std::string>> f = {{"id", v.id()},
+                                                        {"group", v.group()},
+                                                        {"size", size_str(v.size_bytes())},
+                                                        {"offset", size_str(v.offset_bytes())},
+                                                        {"min io", size_str(v.min_io_bytes())},
+                                                        {"optimal io", size_str(v.optimal_io_bytes())},
+                                                        {"online", v.online() ? "yes" : "no (its group is offline)"},
+                                                        {"export", export_str(v)}};
+  if (v.export_().kind() == v1::EXPORT_KIND_NVMF) {  // the fabric side
+    const auto& n = v.export_().nvmf();
+    f.push_back({"hosts allowed", n.allow_any_host() ? "ANY host" : join(n.allowed_hosts())});
+    f.push_back({"nvmet port", n.port_id() + (n.port_shared() ? " (shared)" : "")});
+    f.push_back({"namespace", std::to_string(n.nsid()) + ", uuid " + n.ns_uuid() + ", nguid " + n.ns_nguid()});
+    std::string c;
+    for (const auto& h : n.connected_hosts())
+      c += (c.empty() ? "" : "; ") + (h.host_nqn().empty() ? "" : h.host_nqn() + " ") + "from " + h.address() +
+           (h.state().empty() ? "" : " (" + h.state() + ")");
+    f.push_back({"connected", c.empty() ? "none" : c});
+  }
+  print_fields(f);
 }
 
 // A subcommand taking one VD id, answered with a Volume (or Empty).
@@ -201,25 +219,43 @@ void add_vd_commands(Cli& c) {
   }
   {
     struct A {
-      std::string id, listen;
-      bool ublk = false, nbd = false;
+      std::string id, listen, nvmf, nqn;
+      std::vector<std::string> hosts;
+      bool ublk = false, nbd = false, any_host = false, force = false;
     };
     auto a = std::make_shared<A>();
-    auto* s = vd->add_subcommand("export", "export a virtual drive as /dev/ublkbN or over NBD");
+    auto* s = vd->add_subcommand("export", "export a virtual drive as /dev/ublkbN, over NBD or over NVMe-oF");
     s->add_option("vd", a->id, "virtual drive id")->required();
     auto* u = s->add_flag("--ublk", a->ublk, "as a ublk block device");
     auto* n = s->add_flag("--nbd", a->nbd, "as an NBD export");
+    auto* f = s->add_option("--nvmf", a->nvmf,
+                            "over NVMe-oF at tcp://ADDR:PORT: the kernel's target (nvmet) serves the ublk device");
     u->excludes(n);
+    f->excludes(u)->excludes(n);
     s->add_option("--listen", a->listen, "NBD: unix:PATH or tcp:HOST:PORT (default: a socket in the state dir)")->needs(n);
+    s->add_option("--nqn", a->nqn, "NVMe-oF: the subsystem NQN (default nqn.2026-11.io.gpuraid:vd:<namespace uuid>)")
+        ->needs(f);
+    auto* ah = s->add_option("--allow-host", a->hosts, "NVMe-oF: a host NQN that may connect (repeat for more)")->needs(f);
+    auto* any = s->add_flag("--allow-any-host", a->any_host, "NVMe-oF: any host may connect (not on a non-loopback "
+                                                              "address unless --force)")->needs(f);
+    any->excludes(ah);
+    s->add_flag("--force", a->force, "NVMe-oF: allow any host on a non-loopback address")->needs(any);
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
-        if (!a->ublk && !a->nbd) {
-          return usage_error("give --ublk or --nbd");
+        if (!a->ublk && !a->nbd && a->nvmf.empty()) {
+          return usage_error("give --ublk, --nbd or --nvmf tcp://ADDR:PORT");
         }
         v1::ExportVolumeRequest q;
         q.set_id(a->id);
-        q.set_kind(a->ublk ? v1::EXPORT_KIND_UBLK : v1::EXPORT_KIND_NBD);
-        q.set_listen(a->listen);
+        q.set_kind(a->ublk ? v1::EXPORT_KIND_UBLK : a->nbd ? v1::EXPORT_KIND_NBD : v1::EXPORT_KIND_NVMF);
+        q.set_listen(a->nvmf.empty() ? a->listen : a->nvmf);
+        if (!a->nvmf.empty()) {
+          auto* nv = q.mutable_nvmf();
+          nv->set_nqn(a->nqn);
+          for (const auto& h : a->hosts) nv->add_allowed_hosts(h);
+          nv->set_allow_any_host(a->any_host);
+          nv->set_force(a->force);
+        }
         v1::Volume r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::ExportVolume, q, &r)) return rc;
         if (c.g.json) print_json(r);

@@ -15,7 +15,14 @@ std::string export_str(const v1::Volume& v) {
   if (!v.has_export_()) return "-";
   const auto& e = v.export_();
   std::string s = v1::api_word(e.kind()) + " ";
-  s += !e.dev_path().empty() ? e.dev_path() : !e.uri().empty() ? e.uri() : e.listen();
+  if (e.kind() == v1::EXPORT_KIND_NVMF) {
+    const auto& n = e.nvmf();
+    const bool v6 = n.traddr().find(':') != std::string::npos;
+    s += n.nqn() + " at " + n.transport() + "://" + (v6 ? "[" + n.traddr() + "]" : n.traddr()) + ":" + n.trsvcid() +
+         " over " + e.dev_path();
+  } else {
+    s += !e.dev_path().empty() ? e.dev_path() : !e.uri().empty() ? e.uri() : e.listen();
+  }
   if (!e.active()) s += " (inactive: " + e.note() + ")";
   return s;
 }

@@ -37,16 +37,6 @@ grpc::Status check_address(const v1::FabricsAddress& a, FabricsPath* out) {
   return grpc::Status::OK;
 }
 
-grpc::Status check_nqn(const std::string& nqn) {
-  if (nqn.empty()) return invalid("the subsystem NQN is missing (--nqn)");
-  if (nqn.size() > kMaxNqnLen) return invalid("NQN " + quote(nqn) + " is longer than 223 bytes");
-  if (nqn.compare(0, 4, "nqn.") != 0) return invalid("NQN " + quote(nqn) + " does not start with 'nqn.'");
-  for (char c : nqn)
-    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f)
-      return invalid("NQN " + quote(nqn) + " holds spaces or characters outside printable ASCII");
-  if (nqn == kDiscoveryNqn) return invalid("that is the discovery NQN: give a subsystem's NQN");
-  return grpc::Status::OK;
-}
 
 grpc::Status check_timeouts(const v1::FabricsConnectRequest& q, ConnectTimeouts* t) {
   if (q.ctrl_loss_tmo_s()) t->ctrl_loss_tmo_s = int(std::min(q.ctrl_loss_tmo_s(), kMaxTimeoutS + 1));
@@ -72,6 +62,17 @@ bool is_block(const std::string& p) {
 }
 
 }  // namespace
+
+grpc::Status check_nqn(const std::string& nqn) {
+  if (nqn.empty()) return invalid("the subsystem NQN is missing (--nqn)");
+  if (nqn.size() > kMaxNqnLen) return invalid("NQN " + quote(nqn) + " is longer than 223 bytes");
+  if (nqn.compare(0, 4, "nqn.") != 0) return invalid("NQN " + quote(nqn) + " does not start with 'nqn.'");
+  for (char c : nqn)
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f)
+      return invalid("NQN " + quote(nqn) + " holds spaces or characters outside printable ASCII");
+  if (nqn == kDiscoveryNqn) return invalid("that is the discovery NQN: give a subsystem's NQN");
+  return grpc::Status::OK;
+}
 
 grpc::Status ControlPlane::host_identity(HostIdentity* out) {
   if (host_id_.hostnqn.empty()) {

@@ -319,8 +319,9 @@ grpc::Status ControlPlane::delete_group(const v1::DeleteGroupRequest& q, v1::Del
     if (v.r.group() == q.name()) {
       vols.push_back(id);
       if (v.r.export_kind() != v1::EXPORT_KIND_UNSPECIFIED)
-        exported.push_back(id + (v.r.export_kind() == v1::EXPORT_KIND_NBD ? " (NBD " + v.uri + ")"
-                                                                           : " (ublk " + v.dev_path + ")"));
+        exported.push_back(id + (v.r.export_kind() == v1::EXPORT_KIND_NBD    ? " (NBD " + v.uri + ")"
+                                 : v.r.export_kind() == v1::EXPORT_KIND_NVMF ? " (NVMe-oF " + v.r.nvmf().nqn() + ")"
+                                                                              : " (ublk " + v.dev_path + ")"));
     }
   auto list = [](const std::vector<std::string>& v) {
     std::string l;

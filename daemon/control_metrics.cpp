@@ -28,7 +28,12 @@ std::string role_word(v1::DriveRole r) {
 
 std::string export_word(const v1::Volume& v) {
   if (!v.has_export_()) return "none";
-  return v.export_().kind() == v1::EXPORT_KIND_UBLK ? "ublk" : v.export_().kind() == v1::EXPORT_KIND_NBD ? "nbd" : "none";
+  switch (v.export_().kind()) {
+    case v1::EXPORT_KIND_UBLK: return "ublk";
+    case v1::EXPORT_KIND_NBD: return "nbd";
+    case v1::EXPORT_KIND_NVMF: return "nvmf";
+    default: return "none";
+  }
 }
 
 // The engine's I/O counters and the daemon's VD and PD figures.

@@ -80,6 +80,12 @@ void ControlPlane::shutdown() {
   if (worker_.joinable()) worker_.join();
   std::unique_lock<std::shared_mutex> td(teardown_mu_);
   std::lock_guard<std::mutex> g(mu_);
+  // NVMe-oF: unless the ublk devices are kept, the target lets go of them
+  // first (the record stays: the next start configures it again).
+  if (!opt_.keep_exports_on_exit)
+    for (auto& [id, v] : volumes_)
+      if (v.r.export_kind() == v1::EXPORT_KIND_NVMF && v.export_active)
+        if (auto s = stop_nvmf(v); !s.ok()) spdlog::error("volume {}: {}", id, s.error_message());
   if (exporter_) exporter_->stop_all();
   for (auto& [id, v] : volumes_) v.target.reset();
   for (auto& [name, gr] : groups_) {

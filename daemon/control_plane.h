@@ -23,6 +23,7 @@
 #include "daemon/exporter.h"
 #include "daemon/fabrics.h"
 #include "daemon/metered_target.h"
+#include "daemon/nvmet_config.h"
 #include "daemon/registry_store.h"
 #include "gpuraid/v1/fabrics.pb.h"
 #include "gpuraid/v1/gpuraid.pb.h"
@@ -42,7 +43,12 @@ struct ControlOptions {
   std::vector<std::string> scan;       // more paths where members may be found (renamed devices)
   std::vector<std::string> listeners;  // for GetInfo
   std::string nbd_default_dir;         // default NBD socket directory
+  std::string nvmet_root = kNvmetRoot; // nvmet's configfs (NVMe-oF exports)
+  bool keep_exports_on_exit = false;   // --ublk-on-exit keep: NVMe-oF exports stay configured too
 };
+
+// An NVMe Qualified Name a person gave (control_fabrics.cpp).
+grpc::Status check_nqn(const std::string& nqn);
 
 class ControlPlane {
  public:
@@ -222,6 +228,14 @@ class ControlPlane {
   // Ends a VD's export (recorded or live) and forgets it.
   grpc::Status stop_export(VolRec& v);
 
+  // control_nvmf.cpp: NVMe-oF exports through nvmet over the VD's ublk device.
+  grpc::Status export_nvmf(VolRec& v, const v1::ExportVolumeRequest& q);
+  NvmetExport nvmet_spec(const VolRec& v) const;
+  grpc::Status start_nvmf(VolRec& v);  // creates what is missing in configfs, records what it made
+  grpc::Status stop_nvmf(VolRec& v);   // removes what the daemon made
+  void restore_nvmf(VolRec& v);
+  void nvmf_to_api(const VolRec& v, v1::Export* e) const;
+
   // control_readd.cpp: a member's own drive back into its slot.
   grpc::Status readd_locked(GroupRec& gr, DriveRec& d, bool force, v1::ReaddMemberResponse* out);
   // control_wipe.cpp: zeroes a drive's gpuraid metadata when it carries
@@ -239,6 +253,7 @@ class ControlPlane {
   EventBus& bus_;
   RegistryStore& store_;
   ControlOptions opt_;
+  Nvmet nvmet_{opt_.nvmet_root};
 
   std::mutex mu_;                  // the registry and every control call
   std::shared_mutex teardown_mu_;  // debug I/O (shared) vs deleting/resizing VDs and groups

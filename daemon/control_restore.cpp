@@ -192,6 +192,8 @@ void ControlPlane::restore_volume(VolRec& vr) {
   if (!s.ok()) {
     vr.export_note = "not restored: " + s.error_message();
     spdlog::error("volume {}: export {}", vr.r.id(), vr.export_note);
+  } else if (vr.r.export_kind() == v1::EXPORT_KIND_NVMF) {
+    restore_nvmf(vr);  // over the recovered (or re-created) ublk device
   }
 }
 

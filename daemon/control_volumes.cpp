@@ -74,6 +74,7 @@ void ControlPlane::volume_to_api(const VolRec& v, v1::Volume* out) const {
     e->set_ublk_dev_id(v.r.ublk_dev_id());
     e->set_active(v.export_active);
     e->set_note(v.export_note);
+    if (v.r.export_kind() == v1::EXPORT_KIND_NVMF) nvmf_to_api(v, e);
   }
 }
 
@@ -202,7 +203,7 @@ grpc::Status ControlPlane::do_export(VolRec& vr, v1::ExportKind kind, const std:
   if (!ok) return precondition(err);
   vr.r.set_export_kind(kind);
   vr.r.set_export_listen(kind == v1::EXPORT_KIND_NBD ? listen : "");
-  vr.r.set_ublk_dev_id(kind == v1::EXPORT_KIND_UBLK ? dev_id : -1);
+  vr.r.set_ublk_dev_id(kind != v1::EXPORT_KIND_NBD ? dev_id : -1);  // ublk, or the ublk device under NVMe-oF
   vr.export_active = true;
   vr.uri = uri;
   vr.dev_path = dev;
@@ -223,9 +224,15 @@ grpc::Status ControlPlane::export_volume(const v1::ExportVolumeRequest& q, v1::V
         return exists(listen + " is already used by " + id);
   } else if (q.kind() == v1::EXPORT_KIND_UBLK) {
     if (!listen.empty()) return invalid("a listen address is only for NBD exports");
+  } else if (q.kind() == v1::EXPORT_KIND_NVMF) {
+    if (auto s = export_nvmf(*v, q); !s.ok()) return s;
+    volume_to_api(*v, out);
+    publish(v1::EVENT_KIND_VOLUME_EXPORTED, "NVMe-oF " + v->r.nvmf().nqn() + " over " + v->dev_path, v->r.group(), q.id());
+    return persist_status();
   } else {
-    return invalid("give the export kind: ublk or nbd");
+    return invalid("give the export kind: ublk, nbd or nvmf");
   }
+  if (q.has_nvmf()) return invalid("NVMe-oF settings are only for NVMe-oF exports (--nvmf)");
   if (v->r.export_kind() != v1::EXPORT_KIND_UNSPECIFIED)
     return precondition(q.id() + " is already exported: unexport it first");
   if (!v->target) return precondition(q.id() + " is offline: " + v->export_note);
@@ -247,10 +254,14 @@ grpc::Status ControlPlane::unexport_volume(const v1::VolumeRef& q, v1::Volume* o
 
 grpc::Status ControlPlane::stop_export(VolRec& v) {
   std::string err;
+  // NVMe-oF: the target lets go of the ublk device first.
+  if (v.r.export_kind() == v1::EXPORT_KIND_NVMF)
+    if (auto s = stop_nvmf(v); !s.ok()) return s;
   if (v.export_active && exporter_ && !exporter_->unexport(v.r.id(), &err)) return precondition(err);
   v.r.set_export_kind(v1::EXPORT_KIND_UNSPECIFIED);
   v.r.set_export_listen("");
   v.r.set_ublk_dev_id(-1);
+  v.r.clear_nvmf();
   v.export_active = false;
   v.uri.clear();
   v.dev_path.clear();

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Runs inside the lane's guest (see run.sh): a VD served over NVMe-oF by
+# the kernel's target (vd export --nvmf), with the real daemon and CLI.
+# RAID 5 over 4 emulated NVMe; the host side is nvme-cli on the same guest
+# (127.0.0.1). Usage:
+#   guest-nvmf.sh BINDIR [STEP...]   (default: every step, in order)
+# Steps:
+#   modules:   export refused while nvmet / nvmet-tcp are not loaded (says which modprobe)
+#   bad_input: no host list, any host on a non-loopback address, an address
+#              not on the host, a port another application listens on, a
+#              duplicate NQN, rdma://: refused, configfs and the VD unchanged
+#   export:    export, a second export refused, nvme connect with the allowed
+#              host NQN (namespace UUID = the one vd show reports), a host NQN
+#              not allowed is refused, vd show lists the connection
+#   fio_kill:  fio crc32c verify on the remote namespace while gpuraidd is
+#              SIGKILLed and restarted: fio completes and verifies
+#   unexport:  with the host connected (and another subsystem sharing the
+#              daemon's port): the host's controller goes away; configfs
+#              differs from before the export only by the shared port
+#   restart:   a clean stop takes the subsystem away, the next start brings
+#              it back with the same namespace identity; with --ublk-on-exit
+#              keep a clean stop leaves it serving and the next start takes it
+#              over unchanged
+set -uo pipefail
+BIN=$1
+shift
+STEPS=${*:-modules bad_input export fio_kill unexport restart}
+W=${VMLANE_WORK:-/run/lane}
+R=/run/nvmf   # sockets and state: 9p cannot hold a socket
+mkdir -p $W $R
+RESULTS=${VMLANE_RESULTS:-$W/results}
+SOCK=$R/gpuraid.sock
+CFG=/sys/kernel/config/nvmet
+HOST=nqn.2026-11.io.gpuraid.lane:host1      # the allowed host
+BADHOST=nqn.2026-11.io.gpuraid.lane:intruder
+OTHER=nqn.2026-11.io.gpuraid.lane:bystander # someone else's subsystem: never touched
+PORT=4420
+DPID=""
+failures=0
+
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+fail() { log "FAIL: $*"; failures=$((failures + 1)); return 1; }
+result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
+gp() { "$BIN/gpuraid" --socket $SOCK "$@"; }
+json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+nvmf() { gp vd show vd0 --json | json "d.get('export',{}).get('nvmf',{}).get('$1','')"; }
+refused() {  # WHAT EXPECTED-TEXT CMD...: must fail saying EXPECTED-TEXT
+  local what=$1 want=$2 out
+  shift 2
+  if out=$("$@" 2>&1); then fail "$what: accepted ($out)"; return 1; fi
+  grep -qi -- "$want" <<<"$out" || { fail "$what: said '$out', expected '$want'"; return 1; }
+  log "refused as expected ($what): $out"
+}
+# Every configfs entry with its value or link target: what "nothing else changed" compares.
+snapshot() {  # (grep exits 2 for the write-only attributes it cannot read)
+  { find $CFG -mindepth 1 -printf '%p -> %l\n'; grep -rs "" $CFG || true; } | sort
+}
+start_daemon() {
+  $BIN/gpuraidd --state-dir $R/state --socket $SOCK --log-file $W/gpuraidd.log --reactors 2 --ublk-depth 64 "$@" \
+    >>$W/gpuraidd.out 2>&1 &
+  DPID=$!
+  for _ in $(seq 1 600); do
+    gp info >/dev/null 2>&1 && return 0
+    kill -0 $DPID 2>/dev/null || { fail "gpuraidd exited during start-up: $(tail -5 $W/gpuraidd.log)"; DPID=""; return 1; }
+    sleep 0.1
+  done
+  fail "gpuraidd did not answer within 60 s"
+}
+stop_daemon() {
+  [ -n "$DPID" ] || return 0
+  kill -TERM $DPID; wait $DPID || fail "gpuraidd exit status $? on SIGTERM"
+  DPID=""
+}
+# The host's controllers of subsystem $1.
+host_ctrls() {
+  for c in /sys/class/nvme/nvme*; do [ "$(cat $c/subsysnqn 2>/dev/null)" = "$1" ] && basename $c; done
+}
+wait_ctrls() {  # NQN COUNT SECONDS
+  for _ in $(seq 1 $(($3 * 10))); do [ "$(host_ctrls $1 | wc -l)" -eq $2 ] && return 0; sleep 0.1; done
+  fail "$1: $(host_ctrls $1 | wc -l) host controller(s) after $3 s, expected $2"
+}
+# The remote namespace's block device (the head node of the subsystem's namespace 1).
+remote_ns() {
+  for b in /sys/block/nvme*n*; do
+    [[ $(basename $b) =~ ^nvme[0-9]+n[0-9]+$ ]] || continue  # not the hidden per-path nodes
+    [ "$(cat $b/device/subsysnqn 2>/dev/null || cat $b/device/../subsysnqn 2>/dev/null)" = "$1" ] && { echo /dev/$(basename $b); return; }
+  done
+}
+
+for m in nvme nvme-tcp ublk_drv; do modprobe $m || { log "FAIL: modprobe $m"; exit 1; }; done
+ip link set lo up
+for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.1; done
+DRIVES=()
+for i in 0 1 2 3; do
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat $c/serial 2>/dev/null | tr -d ' ')" = "vmlane$i" ] && DRIVES+=("/dev/$(basename $c)n1")
+  done
+done
+[ ${#DRIVES[@]} -eq 4 ] || { log "FAIL: expected 4 emulated NVMe drives, found ${DRIVES[*]}"; exit 1; }
+ulimit -c unlimited && echo "$W/core.%e.%p" >/proc/sys/kernel/core_pattern
+start_daemon || exit 1
+for i in 0 1 2 3; do gp pd add ${DRIVES[$i]} --id pd$i >/dev/null || { log "FAIL: pd add"; exit 1; }; done
+gp dg create --level 5 --strip 64K --name r5 --assume-zeroed pd0 pd1 pd2 pd3 >/dev/null &&
+  gp vd create r5 --rest --name vd0 >/dev/null || { log "FAIL: dg/vd create"; exit 1; }
+
+step_modules() {
+  refused "nvmet not loaded" "modprobe nvmet" gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST
+  modprobe nvmet || { fail "modprobe nvmet"; return 1; }
+  refused "nvmet-tcp not loaded" "modprobe nvmet-tcp" gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST
+  modprobe nvmet-tcp || { fail "modprobe nvmet-tcp"; return 1; }
+  [ -z "$(gp vd show vd0 --json | json "d.get('export','')")" ] || fail "a refused export left vd0 exported"
+}
+
+step_bad_input() {
+  # Someone else's subsystem on null_blk, on its own port: must never change.
+  modprobe null_blk nr_devices=1 gb=1 memory_backed=1 bs=4096 || { fail "null_blk"; return 1; }
+  local s=$CFG/subsystems/$OTHER
+  mkdir $s && echo 1 >$s/attr_allow_any_host && mkdir $s/namespaces/1 && echo -n /dev/nullb0 >$s/namespaces/1/device_path &&
+    echo 1 >$s/namespaces/1/enable && mkdir $CFG/ports/7 && echo tcp >$CFG/ports/7/addr_trtype &&
+    echo ipv4 >$CFG/ports/7/addr_adrfam && echo 127.0.0.1 >$CFG/ports/7/addr_traddr && echo 4430 >$CFG/ports/7/addr_trsvcid &&
+    ln -s $s $CFG/ports/7/subsystems/$OTHER || { fail "bystander subsystem"; return 1; }
+  snapshot >$W/cfg.before
+  python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",4431)); s.listen(); time.sleep(120)' &
+  local lpid=$!
+  sleep 1
+  refused "no hosts named" "allow-host" gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT
+  refused "any host off loopback" "every host" gp vd export vd0 --nvmf tcp://192.0.2.1:$PORT --allow-any-host
+  refused "address not on this host" "not an address of this host" gp vd export vd0 --nvmf tcp://192.0.2.1:$PORT --allow-host $HOST
+  refused "port in use" "in use by another application" gp vd export vd0 --nvmf tcp://127.0.0.1:4431 --allow-host $HOST
+  refused "duplicate NQN" "already exists" gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST --nqn $OTHER
+  refused "rdma" "not supported" gp vd export vd0 --nvmf rdma://127.0.0.1:$PORT --allow-host $HOST
+  refused "bad host NQN" "nqn." gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host foo
+  refused "bad port" "1 to 65535" gp vd export vd0 --nvmf tcp://127.0.0.1:0 --allow-host $HOST
+  kill $lpid; wait $lpid 2>/dev/null
+  snapshot | diff $W/cfg.before - >$W/cfg.diff || { fail "a refused export changed configfs"; cat $W/cfg.diff; }
+  [ -z "$(gp vd show vd0 --json | json "d.get('export','')")" ] || fail "a refused export left vd0 exported"
+  ls /dev/ublkb* >/dev/null 2>&1 && fail "a refused export left a ublk device: $(ls /dev/ublkb*)"
+  return 0
+}
+
+step_export() {
+  [ -f $W/cfg.before ] || snapshot >$W/cfg.before
+  local out
+  out=$(gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST) || { fail "vd export --nvmf: $out"; return 1; }
+  log "$out"
+  NQN=$(nvmf nqn)
+  [ -n "$NQN" ] && grep -q "$NQN" <<<"$out" || fail "export did not report the NQN '$NQN': $out"
+  [ -d $CFG/subsystems/$NQN ] || fail "no subsystem $NQN in configfs"
+  [ "$(cat $CFG/subsystems/$NQN/attr_allow_any_host)" = 0 ] || fail "any host allowed by default"
+  refused "export twice" "already exported over NVMe-oF" gp vd export vd0 --nvmf tcp://127.0.0.1:4421 --allow-host $HOST
+  refused "bad host connects" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $BADHOST
+  [ -z "$(host_ctrls $NQN)" ] || fail "a host not allowed got a controller"
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST -l 8 -c 2 >$W/connect 2>&1 ||
+    { fail "nvme connect: $(cat $W/connect)"; return 1; }
+  wait_ctrls $NQN 1 20 || return 1
+  for _ in $(seq 1 100); do REMOTE=$(remote_ns $NQN); [ -n "$REMOTE" ] && break; sleep 0.1; done
+  [ -b "$REMOTE" ] || { fail "no block device for $NQN"; return 1; }
+  local uuid=$(cat /sys/block/$(basename $REMOTE)/uuid 2>/dev/null)
+  [ "$uuid" = "$(nvmf ns_uuid)" ] || fail "the host sees namespace uuid '$uuid', vd show says '$(nvmf ns_uuid)'"
+  UUID=$uuid
+  gp vd show vd0 | tee $W/show | grep -q "connected.*127.0.0.1" || fail "vd show lists no connection: $(cat $W/show)"
+  result "nvmf export $NQN: host $(host_ctrls $NQN) $REMOTE uuid $uuid"
+}
+
+step_fio_kill() {
+  [ -b "${REMOTE:-}" ] || { fail "no remote namespace (export step)"; return 1; }
+  fio --name=nvmf --filename=$REMOTE --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k --iodepth=16 --size=32M \
+      --verify=crc32c --do_verify=1 --verify_fatal=1 >$W/fio.nvmf 2>&1 &
+  local fpid=$! t0=$(date +%s)
+  sleep 5
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the kill (make it longer)"
+  kill -KILL $DPID; wait $DPID 2>/dev/null; DPID=""
+  log "gpuraidd SIGKILLed under fio on $REMOTE"
+  start_daemon || { kill $fpid; return 1; }
+  timeout 300 tail --pid=$fpid -f /dev/null || { fail "fio still running 300 s after the restart"; kill $fpid; }
+  wait $fpid || fail "fio across the daemon kill: $(tail -5 $W/fio.nvmf)"
+  grep -q "err= 0" $W/fio.nvmf || fail "fio reported errors"
+  [ "$(nvmf nqn)" = "$NQN" ] || fail "after the restart vd0 is exported as '$(nvmf nqn)'"
+  [ "$(nvmf ns_uuid)" = "$UUID" ] || fail "namespace uuid changed across the restart"
+  result "nvmf: fio crc32c verify of 32M across SIGKILL+restart of gpuraidd: ok in $(( $(date +%s) - t0 )) s (TCG)"
+}
+
+step_unexport() {
+  [ -n "${NQN:-}" ] || { fail "not exported (export step)"; return 1; }
+  local pid=$(nvmf port_id)
+  # Another subsystem now shares the daemon's port: the port must stay.
+  ln -s $CFG/subsystems/$OTHER $CFG/ports/$pid/subsystems/$OTHER || fail "link $OTHER to port $pid"
+  gp vd unexport vd0 >/dev/null || { fail "vd unexport"; return 1; }
+  wait_ctrls $NQN 0 60 || return 1
+  [ -d $CFG/subsystems/$NQN ] && fail "subsystem $NQN left behind"
+  [ -d $CFG/ports/$pid ] || fail "port $pid removed although $OTHER still uses it"
+  # configfs = before the export + the shared port (made by the daemon, now serving $OTHER).
+  snapshot | grep -v -e "^$CFG/ports/$pid/" -e "^$CFG/ports/$pid -> " >$W/cfg.after
+  diff $W/cfg.before $W/cfg.after >$W/cfg.diff || { fail "unexport changed configfs beyond its own"; cat $W/cfg.diff; }
+  rm $CFG/ports/$pid/subsystems/$OTHER && rmdir $CFG/ports/$pid
+  ls /dev/ublkb* >/dev/null 2>&1 && fail "the ublk device is still there: $(ls /dev/ublkb*)"
+  [ "$(cat $CFG/subsystems/$OTHER/namespaces/1/enable)" = 1 ] || fail "$OTHER was disabled"
+  result "nvmf unexport with a host connected: controller gone, $OTHER and the shared port untouched"
+}
+
+step_restart() {
+  gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST >/dev/null || { fail "export again"; return 1; }
+  NQN=$(nvmf nqn)
+  local uuid=$(nvmf ns_uuid)
+  [ -z "${UUID:-}" ] || [ "$uuid" = "$UUID" ] || fail "a re-export changed the namespace uuid"
+  stop_daemon
+  [ -d $CFG/subsystems/$NQN ] && fail "a clean stop left $NQN in configfs (its ublk device is gone)"
+  start_daemon --ublk-on-exit keep || return 1
+  [ -d $CFG/subsystems/$NQN ] || fail "the next start did not configure $NQN again: $(gp vd show vd0)"
+  [ "$(cat $CFG/subsystems/$NQN/namespaces/1/device_uuid)" = "$uuid" ] || fail "uuid changed across a clean restart"
+  # A planned restart (--ublk-on-exit keep): the target keeps serving the kept device.
+  snapshot >$W/cfg.kept
+  stop_daemon
+  [ -d $CFG/subsystems/$NQN ] || fail "--ublk-on-exit keep: the clean stop removed $NQN"
+  start_daemon || return 1
+  snapshot | diff $W/cfg.kept - >$W/cfg.diff || { fail "a planned restart changed configfs"; cat $W/cfg.diff; }
+  gp vd unexport vd0 >/dev/null || fail "unexport"
+  snapshot | diff $W/cfg.before - >$W/cfg.diff || { fail "configfs differs after export/stop/start/unexport"; cat $W/cfg.diff; }
+}
+
+for s in $STEPS; do
+  log "step $s"
+  before=$failures
+  step_$s || true
+  [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
+done
+kill -0 $DPID 2>/dev/null || fail "gpuraidd is gone"
+stop_daemon
+[ $failures -eq 0 ] || { log "daemon log:"; tail -40 $W/gpuraidd.log; }
+log "done: $failures failure(s)"
+[ $failures -eq 0 ]
