@@ -5,7 +5,8 @@
 # systemd integration and Depends computed by dh_shlibdeps. Nothing is
 # compiled again. Options: GPURAID_PKG_VERSION=0.1.0+2 to give the package
 # another version than CMake's (e.g. an upgrade test's newer build);
-# BUILDDIR=... another build tree.
+# BUILDDIR=... another build tree; PKGDIR=... where the .deb goes (default
+# the build tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 builddir=${BUILDDIR:-build}
@@ -25,9 +26,10 @@ fi
 cmake --build "$builddir" --target gpuraid_generated_docs
 version=${GPURAID_PKG_VERSION:-$("$builddir/bin/gpuraid" --version | awk '{print $2}')}
 arch=$(dpkg --print-architecture)
+pkgdir=$(mkdir -p "${PKGDIR:-$builddir}" && cd "${PKGDIR:-$builddir}" && pwd)
 rm -rf debian/gpuraid debian/.debhelper debian/files debian/*.substvars debian/debhelper-build-stamp debian/*.debhelper.log
-rm -f "$builddir"/gpuraid_*_"$arch".deb
-BUILDDIR=$builddir GPURAID_VERSION=$version debian/rules binary
+rm -f "$pkgdir"/gpuraid_*_"$arch".deb
+BUILDDIR=$builddir PKGDIR=$pkgdir GPURAID_VERSION=$version debian/rules binary
 # debian/rules clean would run CMake's clean: remove only debhelper's own files.
 rm -rf debian/gpuraid debian/.debhelper debian/files debian/*.substvars debian/debhelper-build-stamp debian/*.debhelper.log
-echo "package: $builddir/gpuraid_${version}_${arch}.deb"
+echo "package: $pkgdir/gpuraid_${version}_${arch}.deb"

@@ -82,15 +82,20 @@ lintian --fail-on error --no-tag-display-limit "$DEB" >"$T/lintian.txt" 2>&1 || 
 echo "   tags: $(awk '{print $1}' "$T/lintian.txt" | sort | uniq -c | tr '\n' ' ')"
 sed 's/^/   /' "$T/lintian.txt"
 
-step "systemd-analyze verify: the units, against the package's own files"
-# ExecStart= and friends must exist: give the packaged programs at their paths.
-for u in gpuraidd.service gpuraid-scrub.service gpuraid-scrub.timer; do
-  systemd-analyze verify --man=no --root="$T/root" "$T/root/lib/systemd/system/$u" >"$T/verify.txt" 2>&1 ||
-    { cat "$T/verify.txt"; fail "systemd-analyze verify $u failed"; }
-  ! grep -v 'Failed to .*/proc\|Cannot add dependency job' "$T/verify.txt" | grep -q . ||
-    { cat "$T/verify.txt"; fail "systemd-analyze verify $u complains"; }
+step "systemd-analyze verify: the units, with no complaint"
+# The packaged programs are not installed on this machine: the unit copies
+# point at them in the unpacked package (verify checks that they exist).
+mkdir "$T/units"
+UNITS=()
+for u in gpuraidd.service gpuraid-scrub.service gpuraid-scrub.timer gpuraid-alert-daemon.service; do
+  sed -e "s#=\(-\?\)/usr/sbin/#=\1$T/root/usr/sbin/#; s#=/usr/libexec/#=$T/root/usr/libexec/#" \
+    "$T/root/lib/systemd/system/$u" >"$T/units/$u"
+  UNITS+=("$T/units/$u")
 done
-echo "   ok"
+# verify exits 0 on unknown keys and the like: any output is a failure.
+systemd-analyze verify --man=no "${UNITS[@]}" >"$T/verify.txt" 2>&1 || { cat "$T/verify.txt"; fail "systemd-analyze verify failed"; }
+[ ! -s "$T/verify.txt" ] || { cat "$T/verify.txt"; fail "systemd-analyze verify complains"; }
+echo "   ok: ${#UNITS[@]} units"
 
 step "man -l renders both pages without a warning"
 for p in gpuraid gpuraidd; do
