@@ -54,7 +54,7 @@ man::Page daemon_man_page() {
       example("As the systemd unit starts it:", "gpuraidd --config /etc/gpuraid/gpuraidd.conf\n") +
       example("By hand, with metrics on port 9400 and a hook for every event:",
               "gpuraidd --state-dir /var/lib/gpuraid --socket-group gpuraid --metrics 9400 \\\n"
-              "    --event-hook /usr/share/doc/gpuraid/examples/gpuraid-alert\n") +
+              "    --event-hook /usr/libexec/gpuraid/gpuraid-alert\n") +
       example("A restart that keeps mounted ublk volumes (package upgrades do this with the packaged configuration):",
               "gpuraidd --config /etc/gpuraid/gpuraidd.conf --ublk-on-exit keep\n")});
   p.sections.push_back({"SEE ALSO", "\\fBgpuraid\\fR(8), \\fBsystemctl\\fR(1), \\fBmdadm\\fR(8)"});

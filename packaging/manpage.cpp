@@ -1,5 +1,6 @@
 #include "packaging/manpage.h"
 
+#include <cctype>
 #include <functional>
 
 namespace gpuraid::man {
@@ -22,20 +23,24 @@ std::string summary(const CLI::App& app, const std::string& name) {
 }
 
 // What the option takes, as its --help shows it: "{a,b,c}" for a value set,
-// else CLI11's type word (TEXT, UINT, FLOAT...).
+// a named validator's word (SIZE), else CLI11's type word (TEXT, UINT...).
 std::string value_word(const CLI::Option* o) {
   std::string t = o->get_type_name();
   size_t open = t.find('{'), close = t.find('}', open);
   if (open != std::string::npos && close != std::string::npos) return t.substr(open, close - open + 1);
-  size_t colon = t.find(':');
-  return colon == std::string::npos ? t : t.substr(0, colon);
+  // "TEXT:SIZE": a named validator's word says more than the type's.
+  size_t colon = t.rfind(':');
+  if (colon == std::string::npos) return t;
+  std::string named = t.substr(colon + 1);
+  return !named.empty() && named.find(' ') == std::string::npos ? named : t.substr(0, t.find(':'));
 }
 
 std::string option_tag(const CLI::Option* o) {
   std::string tag;
   for (const auto& s : o->get_snames()) tag += (tag.empty() ? "" : ", ") + std::string("\\fB\\-") + s + "\\fR";
   for (const auto& l : o->get_lnames()) tag += (tag.empty() ? "" : ", ") + std::string("\\fB\\-\\-") + escape(l) + "\\fR";
-  if (o->get_type_size() != 0) tag += " \\fI" + escape(value_word(o)) + "\\fR";
+  // A flag has no type word (CLI11's type size is not 0 for every flag).
+  if (const std::string w = value_word(o); !w.empty()) tag += " \\fI" + escape(w) + "\\fR";
   if (o->get_items_expected_max() > 1 || o->get_expected_max() > 1) tag += " ...";
   return tag;
 }
@@ -43,8 +48,8 @@ std::string option_tag(const CLI::Option* o) {
 std::string option_text(const CLI::Option* o) {
   std::string t = escape(o->get_description());
   if (!o->get_default_str().empty()) t += " (default: " + escape(o->get_default_str()) + ")";
-  if (o->get_required()) t += " Required.";
-  if (o->get_expected_max() > 1 || o->get_items_expected_max() > 1) t += " Repeatable.";
+  if (o->get_required()) t += " (required)";
+  if (o->get_expected_max() > 1 || o->get_items_expected_max() > 1) t += " (repeatable)";
   return t;
 }
 
@@ -78,7 +83,9 @@ void command(const CLI::App* a, std::string* out) {
   if (!subs.empty()) usage += " COMMAND";
   if (has_options) usage += " [OPTIONS]";
   *out += ".SS \"" + escape(usage) + "\"\n" + escape(a->get_description()) + "\n";
-  if (!a->get_footer().empty()) *out += ".PP\n" + escape(a->get_footer()) + "\n";
+  // Subcommands inherit their parent's footer: print a footer of its own only.
+  if (!a->get_footer().empty() && a->get_footer() != a->get_parent()->get_footer())
+    *out += ".PP\n" + escape(a->get_footer()) + "\n";
   if (!args.empty() || has_options) {
     *out += ".RS\n" + args;
     for (const CLI::Option* o : a->get_options())
