@@ -78,9 +78,9 @@ done
 echo "   ok: gpuraidd needs $(readelf -d "$T/root/usr/sbin/gpuraidd" | grep -c NEEDED) libraries, none of CUDA"
 
 step "lintian: no errors"
-lintian --fail-on error --no-tag-display-limit "$DEB" >"$T/lintian.txt" 2>&1 || { cat "$T/lintian.txt"; fail "lintian reports errors"; }
-echo "   tags: $(awk '{print $1}' "$T/lintian.txt" | sort | uniq -c | tr '\n' ' ')"
-sed 's/^/   /' "$T/lintian.txt"
+# Errors fail; warnings are shown (none today); info tags: docs/OPERATIONS.md, Install.
+lintian --fail-on error --tag-display-limit 0 "$DEB" >"$T/lintian.txt" 2>&1 || { cat "$T/lintian.txt"; fail "lintian reports errors"; }
+grep -E '^[EWX]: ' "$T/lintian.txt" | sed 's/^/   /' || echo "   ok: no errors, no warnings"
 
 step "systemd-analyze verify: the units, with no complaint"
 # The packaged programs are not installed on this machine: the unit copies
@@ -123,7 +123,7 @@ for _ in $(seq 100); do
   kill -0 $DPID 2>/dev/null || fail "the packaged gpuraidd exited at start"
   sleep 0.1
 done
-grep -q "version *$version" "$T/info.txt" || fail "gpuraid info did not answer in 10 s: $(cat "$T/info.txt")"
+grep -qE "^version: +$version\$" "$T/info.txt" || fail "gpuraid info did not answer in 10 s: $(cat "$T/info.txt")"
 [ "$(stat -c %a "$T/gpuraid.sock")" = 660 ] || fail "socket mode $(stat -c %a "$T/gpuraid.sock"), want 660"
 kill -TERM $DPID
 rc=0
