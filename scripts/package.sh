@@ -27,9 +27,9 @@ cmake --build "$builddir" --target gpuraid_generated_docs
 version=${GPURAID_PKG_VERSION:-$("$builddir/bin/gpuraid" --version | awk '{print $2}')}
 arch=$(dpkg --print-architecture)
 pkgdir=$(mkdir -p "${PKGDIR:-$builddir}" && cd "${PKGDIR:-$builddir}" && pwd)
-rm -rf debian/gpuraid debian/.debhelper debian/files debian/*.substvars debian/debhelper-build-stamp debian/*.debhelper.log
+rm -rf debian/gpuraid debian/.debhelper debian/files debian/*.substvars debian/debhelper-build-stamp debian/*.debhelper.log debian/*.debhelper
 rm -f "$pkgdir"/gpuraid_*_"$arch".deb
 BUILDDIR=$builddir PKGDIR=$pkgdir GPURAID_VERSION=$version debian/rules binary
 # debian/rules clean would run CMake's clean: remove only debhelper's own files.
-rm -rf debian/gpuraid debian/.debhelper debian/files debian/*.substvars debian/debhelper-build-stamp debian/*.debhelper.log
+rm -rf debian/gpuraid debian/.debhelper debian/files debian/*.substvars debian/debhelper-build-stamp debian/*.debhelper.log debian/*.debhelper
 echo "package: $pkgdir/gpuraid_${version}_${arch}.deb"

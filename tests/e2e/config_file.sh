@@ -57,4 +57,4 @@ run_daemon "$T/p.sock" --config "$SRC/daemon/gpuraidd.conf" --state-dir "$T/stat
   --socket-group "$(id -gn)"
 check "socket mode from the packaged file" 660 "$(stat -c %a "$T/p.sock")"
 stop_daemon
-echo "daemon_config: OK"
+echo "config_file: OK"
