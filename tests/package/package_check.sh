@@ -63,9 +63,13 @@ for lib in libc6 liburing2 libisal2 libgrpc; do [[ "$DEPENDS" == *"$lib"* ]] || 
 dpkg-deb --ctrl-tarfile "$DEB" | tar -x -C "$T" ./conffiles ./postinst ./prerm ./postrm
 grep -qx /etc/gpuraid/gpuraidd.conf "$T/conffiles" || fail "gpuraidd.conf is not a conffile: $(cat "$T/conffiles")"
 grep -q 'groupadd --system gpuraid' "$T/postinst" || fail "postinst does not make the gpuraid group"
-grep -q 'systemd-sysusers' "$T/postinst" || fail "postinst does not run systemd-sysusers"
+grep -q '^ *systemd-sysusers .*gpuraid\.conf' "$T/postinst" || fail "postinst does not run systemd-sysusers gpuraid.conf"
 grep -q 'deb-systemd-helper.*gpuraidd.service' "$T/postinst" || fail "postinst does not enable gpuraidd.service"
-grep -q 'gpuraid-scrub.timer' "$T/postinst" || fail "postinst does not enable the scrub timer"
+grep -q "deb-systemd-helper enable 'gpuraid-scrub.timer'" "$T/postinst" || fail "postinst does not enable the scrub timer"
+# Started (restarted on upgrade): the daemon and the timer; never a scrub or the failure mail.
+STARTS=$(grep 'deb-systemd-invoke \$_dh_action' "$T/postinst")
+[[ "$STARTS" == *gpuraidd.service* && "$STARTS" != *scrub.service* && "$STARTS" != *alert* ]] ||
+  fail "postinst starts: $STARTS"
 
 step "no CUDA library needed at run time (the CUDA runtime is linked in statically when built)"
 mkdir "$T/root"
