@@ -60,9 +60,9 @@ DEPENDS=$(dpkg-deb -f "$DEB" Depends)
 echo "   Depends: $DEPENDS"
 for lib in libc6 liburing2 libisal2 libgrpc; do [[ "$DEPENDS" == *"$lib"* ]] || fail "Depends lacks $lib"; done
 [[ "$DEPENDS" != *cuda* ]] || fail "Depends names CUDA: $DEPENDS"
+[[ "$DEPENDS" == *sysusers* ]] || fail "Depends has no systemd-sysusers (the gpuraid group): $DEPENDS"
 dpkg-deb --ctrl-tarfile "$DEB" | tar -x -C "$T" ./conffiles ./postinst ./prerm ./postrm
 grep -qx /etc/gpuraid/gpuraidd.conf "$T/conffiles" || fail "gpuraidd.conf is not a conffile: $(cat "$T/conffiles")"
-grep -q 'groupadd --system gpuraid' "$T/postinst" || fail "postinst does not make the gpuraid group"
 grep -q '^ *systemd-sysusers .*gpuraid\.conf' "$T/postinst" || fail "postinst does not run systemd-sysusers gpuraid.conf"
 grep -q 'deb-systemd-helper.*gpuraidd.service' "$T/postinst" || fail "postinst does not enable gpuraidd.service"
 grep -q "deb-systemd-helper enable 'gpuraid-scrub.timer'" "$T/postinst" || fail "postinst does not enable the scrub timer"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package in the VM lane (guest-package.sh): builds the package
-# from this build tree twice (the second with a newer version, as an upgrade
-# would bring) and boots the guest to install, use and upgrade it.
+# from this build tree, repacks it under a newer version (as an upgrade would
+# bring), and boots the guest to install, use and upgrade it.
 # Usage: package_vm.sh BINDIR WORKDIR. Exit 77 (skip) as lane.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +14,10 @@ mkdir -p "$work/old" "$work/new"
 version=$("$bin/gpuraid" --version | awk '{print $2}')
 BUILDDIR=$build PKGDIR=$work/old "$here/../../scripts/package.sh" >"$work/package-old.log" 2>&1 ||
   { tail -20 "$work/package-old.log"; exit 1; }
-BUILDDIR=$build PKGDIR=$work/new GPURAID_PKG_VERSION="$version+upgrade" "$here/../../scripts/package.sh" \
-  >"$work/package-new.log" 2>&1 || { tail -20 "$work/package-new.log"; exit 1; }
+# The newer package: the same one under a higher version (what an upgrade
+# changes is the version dpkg sees; the binaries are this build's either way).
+dpkg-deb -R "$work"/old/gpuraid_*.deb "$work/tree"
+sed -i "s/^Version: .*/Version: $version+upgrade/" "$work/tree/DEBIAN/control"
+dpkg-deb --root-owner-group -b "$work/tree" "$work/new/gpuraid_${version}+upgrade_$(dpkg --print-architecture).deb" >/dev/null
+rm -rf "$work/tree"
 exec "$here/lane.sh" --guest guest-package.sh --nvme 4 "$bin" "$work"/old/gpuraid_*.deb "$work"/new/gpuraid_*.deb
