@@ -10,19 +10,8 @@
 set -euo pipefail
 SRC=${1:?usage: $0 SOURCE_DIR BUILD_DIR}
 B=$(cd "${2:?usage: $0 SOURCE_DIR BUILD_DIR}" && pwd)
-T=$(mktemp -d /tmp/gpuraid-pkg-XXXXXX)
-DPID=
-cleanup() {
-  if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then kill -TERM "$DPID"; wait "$DPID" || true; fi
-  rm -rf "$T"
-}
-trap cleanup EXIT
-step() { echo "== $*"; }
-fail() {
-  echo "FAIL: $*" >&2
-  [ -f "$T/daemon.log" ] && { echo "--- daemon log" >&2; tail -20 "$T/daemon.log" >&2; }
-  exit 1
-}
+# T (a temporary dir, removed at exit with any daemon DPID left), step, fail.
+source "$SRC/tests/e2e/lib.sh" "$B/bin"
 for tool in dpkg-deb dh lintian man systemd-analyze; do
   command -v $tool >/dev/null || fail "$tool is missing: run scripts/setup.sh (debhelper, lintian, man-db, systemd)"
 done
