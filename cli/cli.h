@@ -29,5 +29,6 @@ void add_dg_back_commands(Cli& c, CLI::App* dg);  // dg start|readd (cmd_back.cp
 void add_pd_wipe_command(Cli& c, CLI::App* pd);   // pd wipe
 void add_vd_commands(Cli& c);
 void add_status_command(Cli& c);  // status (cmd_status.cpp)
+void add_manpage_command(Cli& c);  // manpage (hidden; cmd_manpage.cpp)
 
 }  // namespace gpuraid::cli

@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
   add_vd_commands(c);
   add_completion_command(c);
   add_status_command(c);
+  add_manpage_command(c);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -2,6 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
+#include "daemon/options_man.h"
+
 #ifndef GPURAID_VERSION
 #define GPURAID_VERSION "0.0.0"
 #endif
@@ -51,6 +55,12 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
                  "at a clean stop, delete ublk devices, or keep them (with their queued I/O) for the next daemon")
       ->capture_default_str()
       ->check(CLI::IsMember({"delete", "keep"}));
+  // Hidden: the build writes gpuraidd(8) with it (packaging/CMakeLists.txt).
+  app.add_flag_callback("--manpage", [&app] {
+       printf("%s", man::render(app, daemon_man_page()).c_str());
+       throw CLI::Success();
+     }, "print gpuraidd(8) (roff)")
+      ->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

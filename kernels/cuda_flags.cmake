@@ -16,7 +16,7 @@ endfunction()
 
 # Target properties every CUDA target of the project shares: the five
 # supported GPU generations as SASS plus PTX for newer ones, C++17, the
-# shared runtime (as CUDA::cudart), and ptxas reporting registers and
+# static runtime (as CUDA::cudart_static: no libcudart needed where it runs), and ptxas reporting registers and
 # spills per kernel, with a spill or local-memory use failing the build.
 function(gpuraid_cuda_target tgt)
   set_target_properties(${tgt} PROPERTIES
@@ -24,7 +24,7 @@ function(gpuraid_cuda_target tgt)
     # CMake 3.25 knows no C++20 flag for nvcc; the .cu sources need only C++17.
     CUDA_STANDARD 17
     CUDA_STANDARD_REQUIRED ON
-    CUDA_RUNTIME_LIBRARY Shared)
+    CUDA_RUNTIME_LIBRARY Static)
   target_compile_options(${tgt} PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:--resource-usage -Xptxas=-warn-spills,-warn-lmem-usage,-Werror>)
 endfunction()
