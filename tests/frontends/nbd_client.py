@@ -6,6 +6,12 @@
                                             and that the server keeps serving
   nbd_client.py idle SOCKET SECONDS         one read, then idle: expects the server
                                             to close within SECONDS (an unexport)
+  nbd_client.py tls-required ADDR           a plain client of an export that requires
+                                            TLS: NBD_REP_ERR_TLS_REQD, then closed
+  nbd_client.py limits ADDR MAX TIMEOUT_S   connection limit and handshake timeout:
+                                            offenders dropped, others served
+
+SOCKET is a Unix socket path; ADDR is that, or tcp:HOST:PORT.
 """
 import os
 import socket
@@ -14,8 +20,9 @@ import sys
 
 INIT_MAGIC, OPT_MAGIC, REP_MAGIC = 0x4E42444D41474943, 0x49484156454F5054, 0x3E889045565A9
 REQ_MAGIC, SIMPLE_MAGIC = 0x25609513, 0x67446698
-OPT_GO, OPT_LIST, OPT_STRUCTURED = 7, 3, 8
+OPT_EXPORT_NAME, OPT_ABORT, OPT_GO, OPT_LIST, OPT_STARTTLS, OPT_STRUCTURED = 1, 2, 7, 3, 5, 8
 REP_ACK, REP_INFO, REP_ERR_UNSUP, REP_ERR_UNKNOWN = 1, 3, 0x80000001, 0x80000006
+REP_ERR_INVALID, REP_ERR_TLS_REQD = 0x80000003, 0x80000005
 CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_ZEROES = 0, 1, 2, 3, 4, 6
 EINVAL, ENOSPC, EOVERFLOW = 22, 28, 75
 
@@ -31,9 +38,13 @@ def recv_exact(s, n):
 
 
 def dial(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(20)
-    s.connect(path)
+    if path.startswith("tcp:"):
+        host, port = path[4:].rsplit(":", 1)
+        s = socket.create_connection((host, int(port)), timeout=20)
+    else:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(20)
+        s.connect(path)
     return s
 
 
@@ -143,12 +154,36 @@ def bad_clients(path):
     print("bad clients: every abuse got a clean error; data intact")
 
 
+def tls_required(addr):
+    # Every option but STARTTLS and ABORT: NBD_REP_ERR_TLS_REQD; the
+    # handshake goes on. A malformed STARTTLS: NBD_REP_ERR_INVALID.
+    g = dial(addr); greet(g)
+    option(g, OPT_LIST); assert opt_reply(g)[1] == REP_ERR_TLS_REQD, "LIST before STARTTLS"
+    assert go(g) == -REP_ERR_TLS_REQD, "GO before STARTTLS"
+    option(g, OPT_STRUCTURED); assert opt_reply(g)[1] == REP_ERR_TLS_REQD
+    option(g, OPT_STARTTLS, b"x"); assert opt_reply(g)[1] == REP_ERR_INVALID, "STARTTLS with data"
+    option(g, OPT_ABORT); assert opt_reply(g)[1] == REP_ACK
+    g.close()
+    # NBD_OPT_EXPORT_NAME has no error reply: the server closes.
+    g = dial(addr); greet(g)
+    option(g, OPT_EXPORT_NAME, b"v"); assert closed_by_server(g), "EXPORT_NAME without TLS"
+    # STARTTLS acknowledged, then garbage instead of a TLS ClientHello: closed.
+    g = dial(addr); greet(g)
+    option(g, OPT_STARTTLS); assert opt_reply(g)[1] == REP_ACK
+    g.sendall(b"\0" * 64); assert closed_by_server(g), "garbage TLS handshake"
+    print("tls-required: TLS_REQD for options before STARTTLS, EXPORT_NAME closed, bad TLS closed")
+
+
 def main():
     if sys.argv[1] == "trim":
         s, _ = connect(sys.argv[2])
         err, _ = request(s, CMD_TRIM, int(sys.argv[3]), int(sys.argv[4]))
         assert err == 0, err
         assert request(s, CMD_FLUSH, 0, 0)[0] == 0
+    elif sys.argv[1] == "tls-required":
+        tls_required(sys.argv[2])
+    elif sys.argv[1] == "limits":
+        limits(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "bad-clients":
         bad_clients(sys.argv[2])
     elif sys.argv[1] == "idle":
