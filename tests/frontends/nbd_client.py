@@ -174,6 +174,47 @@ def tls_required(addr):
     print("tls-required: TLS_REQD for options before STARTTLS, EXPORT_NAME closed, bad TLS closed")
 
 
+def limits(addr, max_conns, timeout_s):
+    import time
+    # One served client, the rest of the limit stalled mid-handshake.
+    t, size = connect(addr)
+    stalled = []
+    for _ in range(max_conns - 2):
+        x = dial(addr); recv_exact(x, 18); stalled.append(x)
+    trickle = dial(addr); greet(trickle)
+    # One more: closed at once, without a greeting.
+    x = dial(addr); x.settimeout(5)
+    assert closed_by_server(x), "a connection beyond the limit was served"
+    assert request(t, CMD_READ, 0, 4096)[0] == 0, "the served client suffers from the refused one"
+    # A client that trickles an option in, a byte at a time, is dropped at the
+    # handshake timeout all the same.
+    start = time.monotonic()
+    header = struct.pack(">QII", OPT_MAGIC, OPT_GO, 1 << 15)
+    dropped = False
+    for i in range(int((timeout_s + 5) / 0.2)):
+        try:
+            trickle.sendall(header[i % len(header):i % len(header) + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            dropped = True
+            break
+        time.sleep(0.2)
+    took = time.monotonic() - start
+    assert dropped, "a trickling client was never dropped"
+    assert took < timeout_s + 3, "dropped after %.1f s (timeout %.1f s)" % (took, timeout_s)
+    for x in stalled:
+        x.settimeout(5)
+        assert closed_by_server(x), "a stalled handshake outlived the timeout"
+    assert request(t, CMD_READ, 0, 4096)[0] == 0, "the served client was dropped too"
+    # Nothing leaked: the limit's worth of clients can connect again.
+    again = [connect(addr)[0] for _ in range(max_conns - 1)]
+    for g in again:
+        assert request(g, CMD_READ, 0, 4096)[0] == 0
+    for g in again + [t]:
+        g.close()
+    print("limits: connection %d refused, trickler dropped after %.1f s, stalled handshakes dropped, "
+          "others served" % (max_conns + 1, took))
+
+
 def main():
     if sys.argv[1] == "trim":
         s, _ = connect(sys.argv[2])
