@@ -10,6 +10,8 @@
                                             TLS: NBD_REP_ERR_TLS_REQD, then closed
   nbd_client.py limits ADDR MAX TIMEOUT_S   connection limit and handshake timeout:
                                             offenders dropped, others served
+  nbd_client.py fuzz-tx ADDR CASES SEED     transmission-phase fuzzing: pipelined random
+                                            requests; every reply well-formed, data kept
 
 SOCKET is a Unix socket path; ADDR is that, or tcp:HOST:PORT.
 """
@@ -215,6 +217,71 @@ def limits(addr, max_conns, timeout_s):
           "others served" % (max_conns + 1, took))
 
 
+def fuzz_tx(addr, cases, seed):
+    # Structure-aware: mostly valid headers with random commands, flags,
+    # offsets and lengths (aligned or not, in range or not), pipelined 16 deep;
+    # now and then a stream the server must close (bad magic, a write of more
+    # than 64 MiB). The first MiB holds a pattern that nothing may change
+    # (mutating requests aim past it); every reply must carry a handle that
+    # was sent, and a successful read its data.
+    import random
+    rnd = random.Random(seed)
+    s, size = connect(addr)
+    mib = 1 << 20
+    pattern = bytes(rnd.getrandbits(8) for _ in range(4096)) * 256
+    assert request(s, CMD_WRITE, 0, mib, pattern)[0] == 0
+    def pick_off(mutating):
+        c = rnd.randrange(6)
+        if c == 0: return rnd.getrandbits(64)
+        if c == 1: return size - 4096 * rnd.randrange(0, 4)
+        base = mib if mutating else 0
+        return base + 4096 * rnd.randrange(0, (size - base) // 4096) + (rnd.randrange(4096) if c == 2 else 0)
+    def pick_len():
+        c = rnd.randrange(6)
+        if c == 0: return 0
+        if c == 1: return rnd.randrange(1, 3 * mib)
+        return 4096 * rnd.randrange(1, 64)
+    sent = done = closes = errors = 0
+    while sent < cases:
+        out, pending = [], {}
+        for _ in range(16):
+            typ = rnd.choice([CMD_READ, CMD_READ, CMD_WRITE, CMD_WRITE, CMD_FLUSH, CMD_TRIM, CMD_ZEROES, 5, 7,
+                              rnd.randrange(65536)])
+            flags = rnd.getrandbits(16) if rnd.randrange(8) == 0 else rnd.choice([0, 1])
+            off, ln = pick_off(typ != CMD_READ), pick_len()
+            if typ == CMD_WRITE and off < mib:
+                off = mib  # the pattern stays
+            h = sent
+            payload = bytes(ln) if typ == CMD_WRITE else b""
+            out.append(struct.pack(">IHHQQI", REQ_MAGIC, flags, typ, h, off, ln) + payload)
+            pending[h] = (typ, ln)
+            sent += 1
+        s.sendall(b"".join(out))
+        while pending:
+            magic, err, h = struct.unpack(">IIQ", recv_exact(s, 16))
+            assert magic == SIMPLE_MAGIC, "bad reply magic %x after %d requests" % (magic, done)
+            assert h in pending, "reply to handle %d that was not pending" % h
+            typ, ln = pending.pop(h)
+            if typ == CMD_READ and err == 0:
+                recv_exact(s, ln)
+            errors += err != 0
+            done += 1
+        if rnd.randrange(200) == 0:
+            # Once the replies are in (a server may drop unsent replies when it
+            # closes a broken stream).
+            s.sendall(rnd.choice([b"\xde\xad" * 14,
+                                  struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_WRITE, 1 << 40, mib, 1 << 30)]))
+            s.settimeout(10)
+            assert closed_by_server(s), "a broken stream was not closed"
+            closes += 1
+            s, _ = connect(addr)
+    err, data = request(s, CMD_READ, 0, mib)
+    assert err == 0 and data == pattern, "the first MiB changed"
+    s.close()
+    print("fuzz-tx: %d requests (seed %d), %d answered with an error, %d broken streams closed; data intact"
+          % (sent, seed, errors, closes))
+
+
 def main():
     if sys.argv[1] == "trim":
         s, _ = connect(sys.argv[2])
@@ -223,6 +290,8 @@ def main():
         assert request(s, CMD_FLUSH, 0, 0)[0] == 0
     elif sys.argv[1] == "tls-required":
         tls_required(sys.argv[2])
+    elif sys.argv[1] == "fuzz-tx":
+        fuzz_tx(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif sys.argv[1] == "limits":
         limits(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "bad-clients":
