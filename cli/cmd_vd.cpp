@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "cli/cli.h"
@@ -24,6 +26,13 @@ std::string join(const google::protobuf::RepeatedPtrField<std::string>& v) {
   return s;
 }
 
+// A path as the daemon must get it: absolute ("" stays "").
+std::string absolute_path(const std::string& p) {
+  if (p.empty() || p[0] == '/') return p;
+  char cwd[4096];
+  return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + p : p;
+}
+
 void print_volume(const v1::Volume& v) {
   std::vector<std::pair<std::string, std::string>> f = {{"id", v.id()},
                                                         {"group", v.group()},
@@ -32,7 +41,8 @@ void print_volume(const v1::Volume& v) {
                                                         {"min io", size_str(v.min_io_bytes())},
                                                         {"optimal io", size_str(v.optimal_io_bytes())},
                                                         {"online", v.online() ? "yes" : "no (its group is offline)"},
-                                                        {"export", export_str(v)}};
+                                                        {"export", export_str(v)},
+                                                        {"export security", export_security_str(v)}};
   if (v.export_().kind() == v1::EXPORT_KIND_NVMF) {  // the fabric side
     const auto& n = v.export_().nvmf();
     f.push_back({"hosts allowed", n.allow_any_host() ? "ANY host" : join(n.allowed_hosts())});
@@ -219,9 +229,9 @@ void add_vd_commands(Cli& c) {
   }
   {
     struct A {
-      std::string id, listen, nvmf, nqn;
+      std::string id, listen, nvmf, nqn, tls, cert, key, ca, psk;
       std::vector<std::string> hosts;
-      bool ublk = false, nbd = false, any_host = false, force = false;
+      bool ublk = false, nbd = false, any_host = false, force = false, insecure = false;
     };
     auto a = std::make_shared<A>();
     auto* s = vd->add_subcommand("export", "export a virtual drive as /dev/ublkbN, over NBD or over NVMe-oF");
@@ -240,6 +250,19 @@ void add_vd_commands(Cli& c) {
                                                               "address unless --force)")->needs(f);
     any->excludes(ah);
     s->add_flag("--force", a->force, "NVMe-oF: allow any host on a non-loopback address")->needs(any);
+    // The files are read by the daemon, on its machine (paths made absolute here).
+    s->add_option("--tls", a->tls, "NBD: STARTTLS off (default), allow, or require")
+        ->check(CLI::IsMember({"off", "allow", "require"}))
+        ->needs(n);
+    s->add_option("--nbd-tls-cert", a->cert, "NBD TLS: the server certificate (PEM)")->needs(n);
+    s->add_option("--nbd-tls-key", a->key, "NBD TLS: its private key (PEM)")->needs(n);
+    s->add_option("--nbd-tls-ca", a->ca, "NBD TLS: the CA (PEM) client certificates must be signed by")->needs(n);
+    s->add_option("--nbd-tls-psk", a->psk, "NBD TLS: pre-shared keys instead (psktool file: USERNAME:HEXKEY lines)")
+        ->needs(n);
+    s->add_flag("--insecure-listen", a->insecure,
+                "NBD: serve plain clients on a non-loopback TCP address (anyone who can reach it can read and "
+                "overwrite the drive)")
+        ->needs(n);
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         if (!a->ublk && !a->nbd && a->nvmf.empty()) {
@@ -255,6 +278,17 @@ void add_vd_commands(Cli& c) {
           for (const auto& h : a->hosts) nv->add_allowed_hosts(h);
           nv->set_allow_any_host(a->any_host);
           nv->set_force(a->force);
+        }
+        if (a->nbd && (!a->tls.empty() || a->insecure)) {
+          auto* sec = q.mutable_nbd_security();
+          sec->set_tls(a->tls == "require" ? v1::NBD_TLS_REQUIRE : a->tls == "allow" ? v1::NBD_TLS_ALLOW : v1::NBD_TLS_OFF);
+          sec->set_tls_cert(absolute_path(a->cert));
+          sec->set_tls_key(absolute_path(a->key));
+          sec->set_tls_ca(absolute_path(a->ca));
+          sec->set_tls_psk(absolute_path(a->psk));
+          sec->set_insecure_listen(a->insecure);
+        } else if (!a->cert.empty() || !a->key.empty() || !a->ca.empty() || !a->psk.empty()) {
+          return usage_error("TLS files need --tls require (or allow)");
         }
         v1::Volume r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::ExportVolume, q, &r)) return rc;

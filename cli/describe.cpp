@@ -27,6 +27,17 @@ std::string export_str(const v1::Volume& v) {
   return s;
 }
 
+std::string export_security_str(const v1::Volume& v) {
+  if (!v.has_export_() || v.export_().kind() != v1::EXPORT_KIND_NBD) return "-";
+  const auto& s = v.export_().nbd_security();
+  std::string how = !s.tls_psk().empty() ? "PSK " + s.tls_psk() : "X.509, client certificates from " + s.tls_ca();
+  std::string d = s.tls() == v1::NBD_TLS_REQUIRE ? "TLS required (" + how + ")"
+                  : s.tls() == v1::NBD_TLS_ALLOW ? "TLS allowed, plain clients too (" + how + ")"
+                                                 : "no TLS";
+  if (s.insecure_listen()) d += "; INSECURE listen: plain NBD on a non-loopback address (--insecure-listen)";
+  return d;
+}
+
 std::string group_state_word(v1::GroupState s) { return v1::api_word(s); }
 std::string drive_state_word(v1::DriveState s) { return v1::api_word(s); }
 

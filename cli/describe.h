@@ -9,6 +9,7 @@ namespace gpuraid::cli {
 
 std::string level_str(const gpuraid::v1::Group& g);     // "raid6", "ec 4+2"
 std::string export_str(const gpuraid::v1::Volume& v);   // "ublk /dev/ublkb0", "-"
+std::string export_security_str(const gpuraid::v1::Volume& v);  // NBD: "TLS required (...)", "no TLS; INSECURE ..."
 std::string group_state_word(gpuraid::v1::GroupState s);  // "degraded"
 std::string drive_state_word(gpuraid::v1::DriveState s);  // "rebuilding"
 

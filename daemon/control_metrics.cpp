@@ -8,6 +8,7 @@
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
 #include "daemon/prom_text.h"
+#include "proto/api_words.h"
 
 namespace gpuraid::daemon {
 
@@ -240,6 +241,16 @@ std::string ControlPlane::metrics_text() {
              {{"vd", v.id()}, {"dg", v.group()}, {"export", export_word(v)},
               {"device", v.has_export_() ? (v.export_().dev_path().empty() ? v.export_().uri() : v.export_().dev_path()) : ""}},
              uint64_t(1));
+  p.family("vd_nbd_insecure_listen", "gauge",
+           "NBD exports: 1 when plain clients are served on a non-loopback address (--insecure-listen); tls: the "
+           "export's TLS mode (off, allow, require).");
+  for (auto& v : vols)
+    if (v.has_export_() && v.export_().kind() == v1::EXPORT_KIND_NBD) {
+      const auto& sec = v.export_().nbd_security();
+      const v1::NbdTls tls = sec.tls() == v1::NBD_TLS_UNSPECIFIED ? v1::NBD_TLS_OFF : sec.tls();
+      p.sample("vd_nbd_insecure_listen", {{"vd", v.id()}, {"dg", v.group()}, {"tls", gpuraid::v1::api_word(tls)}},
+               uint64_t(sec.insecure_listen() ? 1 : 0));
+    }
   p.family("vd_size_bytes", "gauge", "Size of the virtual drive.");
   for (auto& v : vols) p.sample("vd_size_bytes", {{"vd", v.id()}, {"dg", v.group()}}, v.size_bytes());
   p.family("pd_info", "gauge", "Physical drive identity and role (always 1).");

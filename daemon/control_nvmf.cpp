@@ -149,7 +149,7 @@ grpc::Status ControlPlane::export_nvmf(VolRec& v, const v1::ExportVolumeRequest&
   // Everything checked: the ublk device (unless there), then the target.
   const bool made_ublk = v.r.export_kind() == v1::EXPORT_KIND_UNSPECIFIED;
   if (made_ublk)
-    if (auto s = do_export(v, v1::EXPORT_KIND_UBLK, "", -1); !s.ok()) return s;
+    if (auto s = do_export(v, v1::EXPORT_KIND_UBLK, "", v1::NbdSecurity(), -1); !s.ok()) return s;
   st::NvmfRecord& n = *v.r.mutable_nvmf();
   n.set_nqn(nqn);
   n.set_transport(l.trtype);

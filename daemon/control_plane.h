@@ -223,7 +223,8 @@ class ControlPlane {
   void volume_to_api(const VolRec& v, v1::Volume* out) const;
   grpc::Status find_volume(const std::string& id, VolRec** out);
   void make_target(VolRec& vr, GroupRec& gr);
-  grpc::Status do_export(VolRec& vr, v1::ExportKind kind, const std::string& listen, int want_ublk_id);
+  grpc::Status do_export(VolRec& vr, v1::ExportKind kind, const std::string& listen, const v1::NbdSecurity& sec,
+                         int want_ublk_id);
   grpc::Status check_io(const std::string& id, uint64_t off, uint64_t len, std::shared_ptr<MeteredTarget>* t);
   // Ends a VD's export (recorded or live) and forgets it.
   grpc::Status stop_export(VolRec& v);

@@ -188,7 +188,8 @@ void ControlPlane::restore_volume(VolRec& vr) {
   }
   make_target(vr, it->second);
   if (vr.r.export_kind() == v1::EXPORT_KIND_UNSPECIFIED) return;
-  grpc::Status s = do_export(vr, vr.r.export_kind(), vr.r.export_listen(), vr.r.ublk_dev_id());
+  grpc::Status s = do_export(vr, vr.r.export_kind(), vr.r.export_listen(), vr.r.nbd_security(),
+                             vr.r.ublk_dev_id());
   if (!s.ok()) {
     vr.export_note = "not restored: " + s.error_message();
     spdlog::error("volume {}: export {}", vr.r.id(), vr.export_note);

@@ -4,6 +4,7 @@
 
 #include "daemon/control_plane.h"
 #include "daemon/logging.h"
+#include "daemon/nbd_security.h"
 #include "daemon/validate.h"
 #include "engine/units.h"
 
@@ -75,6 +76,7 @@ void ControlPlane::volume_to_api(const VolRec& v, v1::Volume* out) const {
     e->set_active(v.export_active);
     e->set_note(v.export_note);
     if (v.r.export_kind() == v1::EXPORT_KIND_NVMF) nvmf_to_api(v, e);
+    if (v.r.export_kind() == v1::EXPORT_KIND_NBD) *e->mutable_nbd_security() = v.r.nbd_security();
   }
 }
 
@@ -191,19 +193,29 @@ grpc::Status ControlPlane::delete_volume(const v1::VolumeRef& q) {
   return persist_status();
 }
 
-grpc::Status ControlPlane::do_export(VolRec& vr, v1::ExportKind kind, const std::string& listen, int want_ublk_id) {
+grpc::Status ControlPlane::do_export(VolRec& vr, v1::ExportKind kind, const std::string& listen,
+                                     const v1::NbdSecurity& sec, int want_ublk_id) {
   if (!exporter_)
     return {grpc::StatusCode::UNIMPLEMENTED,
             "this gpuraidd was built without the ublk/NBD frontends (daemon/frontends): exports are unavailable"};
   std::string err, uri, dev;
   int dev_id = -1;
   bool ok = kind == v1::EXPORT_KIND_NBD
-                ? exporter_->export_nbd(vr.r.id(), vr.target.get(), listen, &uri, &err)
+                ? exporter_->export_nbd(vr.r.id(), vr.target.get(), listen, tls_config(sec), &uri, &err)
                 : exporter_->export_ublk(vr.r.id(), vr.target.get(), want_ublk_id, &dev, &dev_id, &err);
   if (!ok) return precondition(err);
   vr.r.set_export_kind(kind);
   vr.r.set_export_listen(kind == v1::EXPORT_KIND_NBD ? listen : "");
   vr.r.set_ublk_dev_id(kind != v1::EXPORT_KIND_NBD ? dev_id : -1);  // ublk, or the ublk device under NVMe-oF
+  if (kind == v1::EXPORT_KIND_NBD) {
+    *vr.r.mutable_nbd_security() = sec;
+    if (sec.insecure_listen())
+      spdlog::warn("volume {}: NBD export on {} WITHOUT TLS (--insecure-listen): anyone who can reach it can read and "
+                   "overwrite the drive",
+                   vr.r.id(), listen);
+  } else {
+    vr.r.clear_nbd_security();
+  }
   vr.export_active = true;
   vr.uri = uri;
   vr.dev_path = dev;
@@ -219,12 +231,15 @@ grpc::Status ControlPlane::export_volume(const v1::ExportVolumeRequest& q, v1::V
   if (q.kind() == v1::EXPORT_KIND_NBD) {
     if (listen.empty()) listen = "unix:" + opt_.nbd_default_dir + "/" + q.id() + ".sock";
     if (auto s = check_listen(listen); !s.ok()) return s;
+    if (auto s = check_nbd_security(q.id(), listen, q.nbd_security()); !s.ok()) return s;
     for (auto& [id, o] : volumes_)
       if (o.r.export_kind() == v1::EXPORT_KIND_NBD && o.r.export_listen() == listen)
         return exists(listen + " is already used by " + id);
   } else if (q.kind() == v1::EXPORT_KIND_UBLK) {
     if (!listen.empty()) return invalid("a listen address is only for NBD exports");
+    if (q.has_nbd_security()) return invalid("TLS and --insecure-listen are only for NBD exports");
   } else if (q.kind() == v1::EXPORT_KIND_NVMF) {
+    if (q.has_nbd_security()) return invalid("TLS and --insecure-listen are only for NBD exports");
     if (auto s = export_nvmf(*v, q); !s.ok()) return s;
     volume_to_api(*v, out);
     publish(v1::EVENT_KIND_VOLUME_EXPORTED, "NVMe-oF " + v->r.nvmf().nqn() + " over " + v->dev_path, v->r.group(), q.id());
@@ -236,7 +251,7 @@ grpc::Status ControlPlane::export_volume(const v1::ExportVolumeRequest& q, v1::V
   if (v->r.export_kind() != v1::EXPORT_KIND_UNSPECIFIED)
     return precondition(q.id() + " is already exported: unexport it first");
   if (!v->target) return precondition(q.id() + " is offline: " + v->export_note);
-  if (auto s = do_export(*v, q.kind(), listen, -1); !s.ok()) return s;
+  if (auto s = do_export(*v, q.kind(), listen, q.nbd_security(), -1); !s.ok()) return s;
   volume_to_api(*v, out);
   publish(v1::EVENT_KIND_VOLUME_EXPORTED, v->dev_path.empty() ? v->uri : v->dev_path, v->r.group(), q.id());
   return persist_status();
@@ -262,6 +277,7 @@ grpc::Status ControlPlane::stop_export(VolRec& v) {
   v.r.set_export_listen("");
   v.r.set_ublk_dev_id(-1);
   v.r.clear_nvmf();
+  v.r.clear_nbd_security();
   v.export_active = false;
   v.uri.clear();
   v.dev_path.clear();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/nbd_tls_config.h"
 #include "engine/block_target.h"
 #include "engine/engine.h"
 
@@ -16,8 +17,8 @@ class Exporter {
  public:
   virtual ~Exporter() = default;
   // listen: "unix:PATH" | "tcp:HOST:PORT"; *uri: how clients connect.
-  virtual bool export_nbd(const std::string& vd, BlockTarget* t, const std::string& listen, std::string* uri,
-                          std::string* err) = 0;
+  virtual bool export_nbd(const std::string& vd, BlockTarget* t, const std::string& listen, const NbdTlsConfig& tls,
+                          std::string* uri, std::string* err) = 0;
   // want_dev_id: -1 for a new device, >= 0 to recover that one after a restart.
   virtual bool export_ublk(const std::string& vd, BlockTarget* t, int want_dev_id, std::string* dev_path,
                            int* dev_id, std::string* err) = 0;
@@ -33,6 +34,9 @@ struct ExportSettings {
   // At a clean stop: keep ublk devices for the next daemon (USER_RECOVERY)
   // instead of deleting them (--ublk-on-exit keep).
   bool keep_ublk_on_exit = false;
+  // NBD limits per export (--nbd-max-connections, --nbd-handshake-timeout).
+  uint32_t nbd_max_connections = 64;
+  uint32_t nbd_handshake_timeout_ms = 10000;
 };
 
 std::unique_ptr<Exporter> make_exporter(Engine& engine, const ExportSettings& settings);

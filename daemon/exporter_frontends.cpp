@@ -12,10 +12,11 @@ class FrontendExporter final : public Exporter {
     c.queues = s.ublk_queues;
     c.depth = s.ublk_depth;
     m_.set_ublk_config(c);
+    m_.set_nbd_limits({s.nbd_max_connections, s.nbd_handshake_timeout_ms});
   }
-  bool export_nbd(const std::string& vd, BlockTarget* t, const std::string& listen, std::string* uri,
-                  std::string* err) override {
-    return m_.export_nbd(vd, t, listen, uri, err);
+  bool export_nbd(const std::string& vd, BlockTarget* t, const std::string& listen, const NbdTlsConfig& tls,
+                  std::string* uri, std::string* err) override {
+    return m_.export_nbd(vd, t, listen, tls, uri, err);
   }
   bool export_ublk(const std::string& vd, BlockTarget* t, int want, std::string* dev_path, int* dev_id,
                    std::string* err) override {

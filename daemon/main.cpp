@@ -117,6 +117,8 @@ int main(int argc, char** argv) {
   xs.ublk_queues = o.ublk_queues;
   xs.ublk_depth = o.ublk_depth;
   xs.keep_ublk_on_exit = o.ublk_on_exit == "keep";
+  xs.nbd_max_connections = o.nbd_max_connections;
+  xs.nbd_handshake_timeout_ms = uint32_t(o.nbd_handshake_timeout_s * 1000);
   auto exporter = make_exporter(host->engine(), xs);
   ControlOptions copt;
   copt.scan = o.scan;

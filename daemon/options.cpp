@@ -38,6 +38,14 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
   app.add_option("--ublk-queues", o->ublk_queues, "queues per ublk device (default 0: one per reactor)")
       ->check(CLI::Range(0, 64));
   app.add_option("--ublk-depth", o->ublk_depth, "tags per ublk queue")->capture_default_str()->check(CLI::Range(1, 4096));
+  app.add_option("--nbd-max-connections", o->nbd_max_connections,
+                 "connections per NBD export (handshaking or serving); more are closed at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--nbd-handshake-timeout", o->nbd_handshake_timeout_s,
+                 "seconds an NBD client has for its whole handshake (TLS included) before it is dropped")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_flag("--nvme-passthru", o->nvme_passthru,
                "allow nvme-char drives (/dev/ngXnY): member I/O as NVMe commands through io_uring passthrough");
   app.add_option("--event-log-max", o->event_log_max,

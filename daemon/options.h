@@ -26,6 +26,8 @@ struct DaemonOptions {
   uint32_t ublk_queues = 0;   // 0: one per reactor
   uint32_t ublk_depth = 128;
   std::string ublk_on_exit = "delete";
+  uint32_t nbd_max_connections = 64;    // per NBD export
+  double nbd_handshake_timeout_s = 10;  // the whole NBD handshake, TLS included
   std::string event_log_max = "4M";  // events.jsonl is rotated past this size
   std::string event_hook;            // command run for every event (/bin/sh -c)
   double event_hook_timeout_s = 30;

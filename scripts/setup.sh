@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   libblkid-dev uuid-dev libnvme-dev libjson-c-dev nvme-cli
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcpp-httplib-dev openssl
+  libgnutls28-dev  # NBD over TLS (daemon/frontends/nbd_tls.cpp)
   fio python3 python3-matplotlib
   prometheus  # promtool: tests/e2e/metrics.sh checks the /metrics exposition with it
   debhelper dpkg-dev lintian man-db systemd  # scripts/package.sh and its test (tests/package/)

@@ -26,13 +26,14 @@ std::string ExportManager::default_socket_path(const std::string& vd) {
 }
 
 bool ExportManager::export_nbd(const std::string& vd, BlockTarget* target, const std::string& listen,
-                               std::string* uri, std::string* err) {
+                               const NbdTlsConfig& tls, std::string* uri, std::string* err) {
   if (!valid_name(vd)) return *err = "bad virtual drive name '" + vd + "'", false;
   if (!target) return *err = "no block target for '" + vd + "'", false;
   std::lock_guard<std::mutex> g(mu_);
   Export& e = exports_[vd];
   if (e.nbd) return *err = vd + " is already exported over NBD", false;
-  auto s = NbdServer::start(engine_, target, vd, listen.empty() ? "unix:" + default_socket_path(vd) : listen, uri, err);
+  auto s = NbdServer::start(engine_, target, vd, listen.empty() ? "unix:" + default_socket_path(vd) : listen, tls,
+                            nbd_limits_, uri, err);
   if (!s) {
     if (!e.ublk) exports_.erase(vd);
     return false;

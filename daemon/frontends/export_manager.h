@@ -24,8 +24,9 @@ class ExportManager {
   // listen: "unix:PATH" | "tcp:HOST:PORT" | "tcp:PORT" (loopback) | "" (a
   // Unix socket in the runtime directory). *uri: nbd+unix:///VD?socket=PATH
   // or nbd://HOST:PORT/VD.
-  bool export_nbd(const std::string& vd, BlockTarget* target, const std::string& listen, std::string* uri,
-                  std::string* err);
+  // tls: STARTTLS off/allowed/required, with its certificates or PSK file.
+  bool export_nbd(const std::string& vd, BlockTarget* target, const std::string& listen, const NbdTlsConfig& tls,
+                  std::string* uri, std::string* err);
   // want_dev_id: -1 for a new device; >= 0 to reattach to the device a
   // killed daemon left behind (USER_RECOVERY), or to re-create that id.
   bool export_ublk(const std::string& vd, BlockTarget* target, int want_dev_id, std::string* dev_path, int* dev_id,
@@ -37,6 +38,7 @@ class ExportManager {
   void stop_all(bool keep_ublk = false);
 
   void set_ublk_config(const UblkConfig& c) { ublk_cfg_ = c; }
+  void set_nbd_limits(const NbdLimits& l) { nbd_limits_ = l; }
   // Where default Unix sockets go ($GPURAID_RUN_DIR, else /run/gpuraid).
   static std::string default_socket_path(const std::string& vd);
 
@@ -51,6 +53,7 @@ class ExportManager {
   std::mutex mu_;
   std::unique_ptr<UblkControl> ublk_ctl_;
   UblkConfig ublk_cfg_;
+  NbdLimits nbd_limits_;
   std::map<std::string, Export> exports_;  // one export per VD and kind
 };
 

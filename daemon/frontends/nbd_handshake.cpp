@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "daemon/frontends/nbd_proto.h"
@@ -17,7 +18,7 @@ using namespace nbd;
 constexpr uint32_t kMaxOptionBytes = 64 << 10;  // options are small: names and info lists
 constexpr int kMaxOptions = 256;                // haggling must end
 
-bool read_full(int fd, void* p, size_t n) {
+bool sock_read_full(int fd, void* p, size_t n) {
   auto* b = static_cast<uint8_t*>(p);
   while (n) {
     ssize_t r = recv(fd, b, n, 0);
@@ -29,7 +30,7 @@ bool read_full(int fd, void* p, size_t n) {
   return true;
 }
 
-bool write_full(int fd, const void* p, size_t n) {
+bool sock_write_full(int fd, const void* p, size_t n) {
   auto* b = static_cast<const uint8_t*>(p);
   while (n) {
     ssize_t r = send(fd, b, n, MSG_NOSIGNAL);
@@ -41,7 +42,18 @@ bool write_full(int fd, const void* p, size_t n) {
   return true;
 }
 
-bool reply(int fd, uint32_t opt, uint32_t type, const std::vector<uint8_t>& data = {}) {
+// The client's stream: the socket, or the TLS session on it after STARTTLS.
+struct Channel {
+  int fd;
+  std::unique_ptr<NbdTlsSession> tls;
+};
+
+bool read_full(Channel& c, void* p, size_t n) { return c.tls ? c.tls->read_full(p, n) : sock_read_full(c.fd, p, n); }
+bool write_full(Channel& c, const void* p, size_t n) {
+  return c.tls ? c.tls->write_full(p, n) : sock_write_full(c.fd, p, n);
+}
+
+bool reply(Channel& fd, uint32_t opt, uint32_t type, const std::vector<uint8_t>& data = {}) {
   uint8_t h[20];
   put64(h, kRepMagic);
   put32(h + 8, opt);
@@ -65,7 +77,7 @@ uint32_t parse_info(const std::vector<uint8_t>& d, const NbdExportInfo& ex, bool
   return 0;
 }
 
-bool send_info(int fd, uint32_t opt, const NbdExportInfo& ex, bool want_name) {
+bool send_info(Channel& fd, uint32_t opt, const NbdExportInfo& ex, bool want_name) {
   std::vector<uint8_t> e(12);
   put16(e.data(), kInfoExport);
   put64(e.data() + 2, ex.size);
@@ -88,7 +100,9 @@ bool send_info(int fd, uint32_t opt, const NbdExportInfo& ex, bool want_name) {
 
 }  // namespace
 
-bool nbd_handshake(int fd, const NbdExportInfo& ex, std::string* why) {
+bool nbd_handshake(int sock, const NbdExportInfo& ex, const NbdTlsContext* tls,
+                   std::unique_ptr<NbdTlsSession>* session, std::string* why) {
+  Channel fd{sock, nullptr};
   uint8_t hello[18];
   put64(hello, kInitMagic);
   put64(hello + 8, kOptMagic);
@@ -109,7 +123,24 @@ bool nbd_handshake(int fd, const NbdExportInfo& ex, std::string* why) {
     if (len > kMaxOptionBytes) return *why = "option of " + std::to_string(len) + " bytes refused", false;
     std::vector<uint8_t> d(len);
     if (len && !read_full(fd, d.data(), len)) return *why = "client left inside an option", false;
+    // TLS required and not yet on: only STARTTLS and ABORT are answered
+    // (NBD_OPT_EXPORT_NAME has no error reply: the protocol says close).
+    if (tls && tls->required() && !fd.tls && opt != kOptStartTls && opt != kOptAbort) {
+      if (opt == kOptExportName) return *why = "client chose an export without TLS, which this export requires", false;
+      if (!reply(fd, opt, kRepErrTlsReqd)) return *why = "client left", false;
+      continue;
+    }
     switch (opt) {
+      case kOptStartTls: {
+        const uint32_t e = !tls ? kRepErrUnsup : fd.tls || len ? kRepErrInvalid : 0;
+        if (e) {
+          if (!reply(fd, opt, e)) return *why = "client left", false;
+          break;
+        }
+        if (!reply(fd, opt, kRepAck)) return *why = "client left", false;
+        if (!(fd.tls = tls->handshake(sock, why))) return false;
+        break;
+      }
       case kOptExportName: {
         // No error reply exists for this option: an unknown name closes.
         const std::string name(d.begin(), d.end());
@@ -118,6 +149,7 @@ bool nbd_handshake(int fd, const NbdExportInfo& ex, std::string* why) {
         put64(r, ex.size);
         put16(r + 8, ex.tx_flags);
         if (!write_full(fd, r, no_zeroes ? 10 : sizeof r)) return *why = "client left", false;
+        *session = std::move(fd.tls);
         return true;
       }
       case kOptAbort:
@@ -142,11 +174,14 @@ bool nbd_handshake(int fd, const NbdExportInfo& ex, std::string* why) {
           break;
         }
         if (!send_info(fd, opt, ex, want_name)) return *why = "client left", false;
-        if (opt == kOptGo) return true;
+        if (opt == kOptGo) {
+          *session = std::move(fd.tls);
+          return true;
+        }
         break;
       }
       default:
-        // STARTTLS, structured replies, meta contexts, ...: simple replies only.
+        // Structured replies, meta contexts, ...: simple replies only.
         if (!reply(fd, opt, kRepErrUnsup)) return *why = "client left", false;
     }
   }

@@ -27,6 +27,7 @@ enum : uint32_t {
 constexpr uint32_t kRepAck = 1, kRepServer = 2, kRepInfo = 3;
 constexpr uint32_t kRepErr = 1u << 31;
 constexpr uint32_t kRepErrUnsup = kRepErr | 1, kRepErrPolicy = kRepErr | 2, kRepErrInvalid = kRepErr | 3,
+                   kRepErrTlsReqd = kRepErr | 5,
                    kRepErrUnknown = kRepErr | 6, kRepErrTooBig = kRepErr | 9;
 // NBD_INFO types.
 enum : uint16_t { kInfoExport = 0, kInfoName = 1, kInfoDescription = 2, kInfoBlockSize = 3 };

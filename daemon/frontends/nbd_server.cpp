@@ -78,8 +78,16 @@ int listen_tcp(const std::string& spec, std::string* host_out, int* port_out, st
 }  // namespace
 
 std::unique_ptr<NbdServer> NbdServer::start(Engine& engine, BlockTarget* target, const std::string& name,
-                                            const std::string& listen, std::string* uri, std::string* err) {
+                                            const std::string& listen, const NbdTlsConfig& tls,
+                                            const NbdLimits& limits, std::string* uri, std::string* err) {
   std::unique_ptr<NbdServer> s(new NbdServer(engine, target));
+  s->limits_ = limits;
+  if (tls.mode != NbdTlsConfig::Mode::Off || !tls.cert.empty() || !tls.psk.empty()) {
+    if (!(s->tls_ = NbdTlsContext::create(tls, err))) return nullptr;
+    if (tls.mode == NbdTlsConfig::Mode::Off) s->tls_.reset();
+  }
+  // libnbd's scheme for "TLS required" (nbds: fails rather than fall back).
+  const std::string tls_s = tls.mode == NbdTlsConfig::Mode::Require ? "s" : "";
   s->info_.name = name;
   s->info_.size = target->size_bytes();
   s->info_.preferred_block = std::max<uint32_t>(4096, std::min<uint32_t>(target->min_io_bytes(), 1u << 20));
@@ -91,12 +99,12 @@ std::unique_ptr<NbdServer> NbdServer::start(Engine& engine, BlockTarget* target,
       s->unix_path_.clear();
       return nullptr;
     }
-    *uri = "nbd+unix:///" + name + "?socket=" + s->unix_path_;
+    *uri = "nbd" + tls_s + "+unix:///" + name + "?socket=" + s->unix_path_;
   } else if (listen.rfind("tcp:", 0) == 0) {
     std::string host;
     int port = 0;
     if ((s->listen_fd_ = listen_tcp(listen.substr(4), &host, &port, err)) < 0) return nullptr;
-    *uri = "nbd://" + host + ":" + std::to_string(port) + "/" + name;
+    *uri = "nbd" + tls_s + "://" + host + ":" + std::to_string(port) + "/" + name;
   } else {
     *err = "listen address must be unix:PATH or tcp:[HOST:]PORT, not '" + listen + "'";
     return nullptr;
@@ -109,42 +117,90 @@ std::unique_ptr<NbdServer> NbdServer::start(Engine& engine, BlockTarget* target,
 void NbdServer::accept_loop() {
   while (!stopping_) {
     pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    int n = poll(p, 2, 500);
+    int n = poll(p, 2, 200);
     reap(false);
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      expire_handshakes();
+    }
     if (n <= 0 || !(p[0].revents & POLLIN)) continue;
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     std::lock_guard<std::mutex> g(mu_);
+    if (!admit()) {
+      close(fd);
+      continue;
+    }
     clients_.emplace_back();
     Client* c = &clients_.back();
     c->fd = fd;
+    c->since = std::chrono::steady_clock::now();
     c->handshake = std::thread([this, c] { serve(c); });
   }
 }
 
+bool NbdServer::admit() {
+  size_t live = 0;
+  for (auto& c : clients_)
+    if (!c.handshake_done || (c.conn && !c.conn->closed())) live++;
+  if (live < limits_.max_connections) return true;
+  fprintf(stderr, "nbd: export '%s': connection refused: %zu connections already (the limit)\n", info_.name.c_str(),
+          live);
+  return false;
+}
+
+// A client still in its handshake after the timeout is cut off (its socket
+// shut down: the handshake thread's read fails and it cleans up), however
+// slowly it trickles bytes in.
+void NbdServer::expire_handshakes() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& c : clients_)
+    if (!c.handshake_done && !c.conn && c.fd >= 0 && !c.expired &&
+        now - c.since > std::chrono::milliseconds(limits_.handshake_timeout_ms)) {
+      shutdown(c.fd, SHUT_RDWR);
+      c.expired = true;
+      fprintf(stderr, "nbd: export '%s': a client did not finish its handshake in %u ms: dropped\n",
+              info_.name.c_str(), limits_.handshake_timeout_ms);
+    }
+}
+
 void NbdServer::serve(Client* c) {
-  // A silent or slow client must not hold its thread forever.
-  timeval tv{10, 0};
+  // A silent client must not hold its thread forever (expire_handshakes
+  // bounds the whole handshake).
+  const uint32_t t_ms = std::max<uint32_t>(limits_.handshake_timeout_ms, 1);
+  timeval tv{time_t(t_ms / 1000), suseconds_t(t_ms % 1000 * 1000)};
   setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   int one = 1;
   setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // fails harmlessly on Unix sockets
   std::string why;
-  if (!nbd_handshake(c->fd, info_, &why)) {
+  std::unique_ptr<NbdTlsSession> session;
+  int serve_fd = -1;
+  bool ok = nbd_handshake(c->fd, info_, tls_.get(), &session, &why);
+  if (ok) {
+    timeval zero{0, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &zero, sizeof zero);
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof zero);
+    serve_fd = c->fd;
+    if (session) {
+      // The pump owns the socket from here; the reactor serves its plain end.
+      std::lock_guard<std::mutex> g(mu_);
+      c->tls = NbdTlsPump::start(std::move(session), c->fd, &serve_fd, &why);
+      if (!c->tls) ok = false;
+    }
+  }
+  if (!ok) {
     if (why != "client aborted the handshake" && !stopping_)
       fprintf(stderr, "nbd: export '%s': handshake failed: %s\n", info_.name.c_str(), why.c_str());
     std::lock_guard<std::mutex> g(mu_);
     close(c->fd);
     c->fd = -1;
   } else {
-    timeval zero{0, 0};
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &zero, sizeof zero);
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof zero);
     std::lock_guard<std::mutex> g(mu_);
     Reactor& r = engine_.reactor(next_reactor_++ % engine_.reactor_count());
     // Runs on the reactor as the connection closes; the server may be gone
     // by then (a connection it had to leak), so it touches only Sync.
-    c->conn = std::make_unique<NbdConnection>(c->fd, r, target_, info_, [sync = sync_] {
+    c->conn = std::make_unique<NbdConnection>(serve_fd, r, target_, info_, [sync = sync_] {
       std::lock_guard<std::mutex> g2(sync->mu);
       sync->cv.notify_all();
     });
@@ -178,11 +234,13 @@ void NbdServer::reap(bool all) {
       // Its reactor still references it: leaking beats a use after free.
       fprintf(stderr, "nbd: export '%s': a connection did not close; leaking it\n", info_.name.c_str());
       (void)c.conn.release();
+      (void)c.tls.release();  // its pump threads still run on the connection's end
     } else {
       // Freed on its reactor, after whatever that reactor still runs for it
       // (its close callback may not even have returned yet).
       NbdConnection::dispose(std::move(c.conn));
     }
+    c.tls.reset();  // joins the pump (its plain end is closed: it ends)
   }
 }
 

@@ -3,6 +3,7 @@
 // client for the handshake, then the connection on a reactor (round-robin).
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <list>
 #include <memory>
@@ -11,16 +12,25 @@
 #include <thread>
 
 #include "daemon/frontends/nbd_connection.h"
+#include "daemon/frontends/nbd_tls.h"
 #include "engine/engine.h"
 
 namespace gpuraid {
 
+// Limits against a hostile or broken client (per export).
+struct NbdLimits {
+  uint32_t max_connections = 64;      // handshaking and serving; more are closed at accept
+  uint32_t handshake_timeout_ms = 10000;  // the whole handshake (TLS included), not per read
+};
+
 class NbdServer {
  public:
   // listen: "unix:PATH" or "tcp:[HOST:]PORT" (HOST defaults to 127.0.0.1;
-  // PORT 0 picks a free one). *uri gets the address clients use.
+  // PORT 0 picks a free one). *uri gets the address clients use (nbds://
+  // or nbds+unix:// when TLS is required).
   static std::unique_ptr<NbdServer> start(Engine& engine, BlockTarget* target, const std::string& name,
-                                          const std::string& listen, std::string* uri, std::string* err);
+                                          const std::string& listen, const NbdTlsConfig& tls,
+                                          const NbdLimits& limits, std::string* uri, std::string* err);
   ~NbdServer();  // closes the listener and every connection, waits for them
   // Stops listening and ends every connection cleanly (NbdConnection::drain:
   // in-flight requests answered, new ones NBD_ESHUTDOWN), waiting up to
@@ -38,8 +48,11 @@ class NbdServer {
   };
   struct Client {
     int fd;
+    std::chrono::steady_clock::time_point since;  // accepted
+    bool expired = false;                          // its handshake ran out of time
     std::thread handshake;
     std::atomic<bool> handshake_done{false};
+    std::unique_ptr<NbdTlsPump> tls;  // a TLS client: conn serves the pump's plain end
     std::unique_ptr<NbdConnection> conn;
   };
   NbdServer(Engine& e, BlockTarget* t) : engine_(e), target_(t) {}
@@ -47,10 +60,14 @@ class NbdServer {
   void serve(Client* c);
   void reap(bool all);
   void stop_listening();
+  bool admit();               // under mu_: room for one more client?
+  void expire_handshakes();   // under mu_: the handshake timeout
 
   Engine& engine_;
   BlockTarget* target_;
   NbdExportInfo info_;
+  std::unique_ptr<NbdTlsContext> tls_;  // null: TLS off
+  NbdLimits limits_;
   std::string unix_path_;
   int listen_fd_ = -1;
   int wake_[2] = {-1, -1};

@@ -7,6 +7,10 @@
 #include <gtest/gtest.h>
 #include <grpcpp/generic/generic_stub.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -114,17 +118,25 @@ uint64_t any_u64(Rng& r) {
 }
 int any_enum(Rng& r) { return int(r() % 40) - 10; }
 
-TEST_F(Fuzz, TenThousandBadRequestsChangeNothing) {
+TEST_F(Fuzz, BadRequestsChangeNothing) {
   // Let init and the first events settle, then take the reference state.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const std::string before = snapshot();
   v1::DaemonInfo info0;
   ASSERT_TRUE(call(&v1::Gpuraid::Stub::GetInfo, v1::GetInfoRequest(), &info0).ok());
 
-  Rng rng(20260501);
-  auto& r = rng;
-  int n = 0, accepted_mutations = 0;
+  // 10^5 requests per run (GPURAID_API_FUZZ_CASES to change it, e.g. 10^7
+  // for a long run), from 4 client threads with their own seeds: the daemon
+  // serves them at once, as it would several operators.
+  const char* env = getenv("GPURAID_API_FUZZ_CASES");
+  const int cases = env ? atoi(env) : 100000, kThreads = 4;
+  std::atomic<int> accepted_mutations{0};
+  std::mutex first_mu;
   std::string first_accepted;
+  auto worker = [&](uint64_t seed, int count) {
+  Rng rng(seed);
+  auto& r = rng;
+  int n = 0;
   // Each mutator builds a request with random fields plus one that cannot be valid.
   std::vector<std::function<grpc::Status()>> mutators = {
       [&] {
@@ -346,14 +358,17 @@ TEST_F(Fuzz, TenThousandBadRequestsChangeNothing) {
     if (!read_only) EXPECT_FALSE(st.ok()) << "garbage to " << m << " was accepted";
   };
 
-  for (; n < 10500; n++) {
+  for (; n < count; n++) {
     int pick = int(r() % 10);
     if (pick < 6) {
       size_t i = r() % mutators.size();
       grpc::Status s = mutators[i]();
       if (s.ok()) {
         accepted_mutations++;
-        if (first_accepted.empty()) first_accepted = "mutator " + std::to_string(i) + " at request " + std::to_string(n);
+        std::lock_guard<std::mutex> g(first_mu);
+        if (first_accepted.empty())
+          first_accepted = "mutator " + std::to_string(i) + " at request " + std::to_string(n) + " of seed " +
+                           std::to_string(seed);
       }
       ASSERT_NE(s.error_code(), grpc::StatusCode::UNAVAILABLE) << "the daemon went away at request " << n;
     } else if (pick < 9) {
@@ -362,7 +377,14 @@ TEST_F(Fuzz, TenThousandBadRequestsChangeNothing) {
       garbage();
     }
   }
-  EXPECT_EQ(accepted_mutations, 0) << "first: " << first_accepted;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> th;
+  for (int t = 0; t < kThreads; t++) th.emplace_back(worker, 20260501 + t, cases / kThreads + (t < cases % kThreads));
+  for (auto& t : th) t.join();
+  printf("api_fuzz: %d requests from %d threads in %.1f s\n", cases, kThreads,
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  EXPECT_EQ(accepted_mutations.load(), 0) << "first: " << first_accepted;
   ASSERT_TRUE(d_.alive()) << "gpuraidd died";
   v1::DaemonInfo info1;
   ASSERT_TRUE(call(&v1::Gpuraid::Stub::GetInfo, v1::GetInfoRequest(), &info1).ok());

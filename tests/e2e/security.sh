@@ -3,6 +3,7 @@
 # asked for); over TLS, a client with a certificate from the right CA gets
 # in, clients without a certificate or with a foreign one are rejected.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/certs_lib.sh"
 command -v openssl >/dev/null || { echo "SKIP: openssl is not installed (scripts/setup.sh installs it)"; exit 0; }
 
 step "socket mode 0660 by default, 0600 when asked"
@@ -24,17 +25,7 @@ echo "   $ERR" | tail -1
 
 step "certificates: a CA, the daemon's, a client's, and a foreign client's"
 C=$T/certs
-mkdir -p "$C"
-(
-  cd "$C"
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=gpuraid test CA" -keyout ca.key -out ca.pem
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr
-  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >san.ext
-  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.pem
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=operator" -keyout client.key -out client.csr
-  openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -out client.pem
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=intruder" -keyout rogue.key -out rogue.pem
-) >/dev/null 2>&1 || fail "openssl could not make the test certificates"
+make_test_certs "$C"
 
 step "daemon on TCP with TLS and client certificates"
 start_daemon --listen-tcp "127.0.0.1:$PORT" --tls-cert "$C/server.pem" --tls-key "$C/server.key" --tls-ca "$C/ca.pem"

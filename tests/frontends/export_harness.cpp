@@ -358,7 +358,7 @@ int main(int argc, char** argv) {
     bool ok = true;
     if (!o.nbd.empty()) {
       std::string uri;
-      if (em.export_nbd(o.name, &vd, o.nbd, &uri, &err)) {
+      if (em.export_nbd(o.name, &vd, o.nbd, NbdTlsConfig{}, &uri, &err)) {
         state << "nbd_uri=" << uri << "\n";
         printf("nbd %s\n", uri.c_str());
       } else {

@@ -6,6 +6,14 @@
                                             and that the server keeps serving
   nbd_client.py idle SOCKET SECONDS         one read, then idle: expects the server
                                             to close within SECONDS (an unexport)
+  nbd_client.py tls-required ADDR           a plain client of an export that requires
+                                            TLS: NBD_REP_ERR_TLS_REQD, then closed
+  nbd_client.py limits ADDR MAX TIMEOUT_S   connection limit and handshake timeout:
+                                            offenders dropped, others served
+  nbd_client.py fuzz-tx ADDR CASES SEED     transmission-phase fuzzing: pipelined random
+                                            requests; every reply well-formed, data kept
+
+SOCKET is a Unix socket path; ADDR is that, or tcp:HOST:PORT.
 """
 import os
 import socket
@@ -14,8 +22,9 @@ import sys
 
 INIT_MAGIC, OPT_MAGIC, REP_MAGIC = 0x4E42444D41474943, 0x49484156454F5054, 0x3E889045565A9
 REQ_MAGIC, SIMPLE_MAGIC = 0x25609513, 0x67446698
-OPT_GO, OPT_LIST, OPT_STRUCTURED = 7, 3, 8
+OPT_EXPORT_NAME, OPT_ABORT, OPT_GO, OPT_LIST, OPT_STARTTLS, OPT_STRUCTURED = 1, 2, 7, 3, 5, 8
 REP_ACK, REP_INFO, REP_ERR_UNSUP, REP_ERR_UNKNOWN = 1, 3, 0x80000001, 0x80000006
+REP_ERR_INVALID, REP_ERR_TLS_REQD = 0x80000003, 0x80000005
 CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_ZEROES = 0, 1, 2, 3, 4, 6
 EINVAL, ENOSPC, EOVERFLOW = 22, 28, 75
 
@@ -31,9 +40,13 @@ def recv_exact(s, n):
 
 
 def dial(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(20)
-    s.connect(path)
+    if path.startswith("tcp:"):
+        host, port = path[4:].rsplit(":", 1)
+        s = socket.create_connection((host, int(port)), timeout=20)
+    else:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(20)
+        s.connect(path)
     return s
 
 
@@ -143,12 +156,144 @@ def bad_clients(path):
     print("bad clients: every abuse got a clean error; data intact")
 
 
+def tls_required(addr):
+    # Every option but STARTTLS and ABORT: NBD_REP_ERR_TLS_REQD; the
+    # handshake goes on. A malformed STARTTLS: NBD_REP_ERR_INVALID.
+    g = dial(addr); greet(g)
+    option(g, OPT_LIST); assert opt_reply(g)[1] == REP_ERR_TLS_REQD, "LIST before STARTTLS"
+    assert go(g) == -REP_ERR_TLS_REQD, "GO before STARTTLS"
+    option(g, OPT_STRUCTURED); assert opt_reply(g)[1] == REP_ERR_TLS_REQD
+    option(g, OPT_STARTTLS, b"x"); assert opt_reply(g)[1] == REP_ERR_INVALID, "STARTTLS with data"
+    option(g, OPT_ABORT); assert opt_reply(g)[1] == REP_ACK
+    g.close()
+    # NBD_OPT_EXPORT_NAME has no error reply: the server closes.
+    g = dial(addr); greet(g)
+    option(g, OPT_EXPORT_NAME, b"v"); assert closed_by_server(g), "EXPORT_NAME without TLS"
+    # STARTTLS acknowledged, then garbage instead of a TLS ClientHello: closed.
+    g = dial(addr); greet(g)
+    option(g, OPT_STARTTLS); assert opt_reply(g)[1] == REP_ACK
+    g.sendall(b"\0" * 64); assert closed_by_server(g), "garbage TLS handshake"
+    print("tls-required: TLS_REQD for options before STARTTLS, EXPORT_NAME closed, bad TLS closed")
+
+
+def limits(addr, max_conns, timeout_s):
+    import time
+    # One served client, the rest of the limit stalled mid-handshake.
+    t, size = connect(addr)
+    stalled = []
+    for _ in range(max_conns - 2):
+        x = dial(addr); recv_exact(x, 18); stalled.append(x)
+    trickle = dial(addr); greet(trickle)
+    # One more: closed at once, without a greeting.
+    x = dial(addr); x.settimeout(5)
+    assert closed_by_server(x), "a connection beyond the limit was served"
+    assert request(t, CMD_READ, 0, 4096)[0] == 0, "the served client suffers from the refused one"
+    # A client that trickles an option in, a byte at a time, is dropped at the
+    # handshake timeout all the same.
+    start = time.monotonic()
+    header = struct.pack(">QII", OPT_MAGIC, OPT_GO, 1 << 15)
+    dropped = False
+    for i in range(int((timeout_s + 5) / 0.2)):
+        try:
+            trickle.sendall(header[i % len(header):i % len(header) + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            dropped = True
+            break
+        time.sleep(0.2)
+    took = time.monotonic() - start
+    assert dropped, "a trickling client was never dropped"
+    assert took < timeout_s + 3, "dropped after %.1f s (timeout %.1f s)" % (took, timeout_s)
+    for x in stalled:
+        x.settimeout(5)
+        assert closed_by_server(x), "a stalled handshake outlived the timeout"
+    assert request(t, CMD_READ, 0, 4096)[0] == 0, "the served client was dropped too"
+    # Nothing leaked: the limit's worth of clients can connect again.
+    again = [connect(addr)[0] for _ in range(max_conns - 1)]
+    for g in again:
+        assert request(g, CMD_READ, 0, 4096)[0] == 0
+    for g in again + [t]:
+        g.close()
+    print("limits: connection %d refused, trickler dropped after %.1f s, stalled handshakes dropped, "
+          "others served" % (max_conns + 1, took))
+
+
+def fuzz_tx(addr, cases, seed):
+    # Structure-aware: mostly valid headers with random commands, flags,
+    # offsets and lengths (aligned or not, in range or not), pipelined 16 deep;
+    # now and then a stream the server must close (bad magic, a write of more
+    # than 64 MiB). The first MiB holds a pattern that nothing may change
+    # (mutating requests aim past it); every reply must carry a handle that
+    # was sent, and a successful read its data.
+    import random
+    rnd = random.Random(seed)
+    s, size = connect(addr)
+    mib = 1 << 20
+    pattern = bytes(rnd.getrandbits(8) for _ in range(4096)) * 256
+    assert request(s, CMD_WRITE, 0, mib, pattern)[0] == 0
+    def pick_off(mutating):
+        c = rnd.randrange(6)
+        if c == 0: return rnd.getrandbits(64)
+        if c == 1: return size - 4096 * rnd.randrange(0, 4)
+        base = mib if mutating else 0
+        return base + 4096 * rnd.randrange(0, (size - base) // 4096) + (rnd.randrange(4096) if c == 2 else 0)
+    def pick_len():
+        c = rnd.randrange(6)
+        if c == 0: return 0
+        if c == 1: return rnd.randrange(1, 3 * mib)
+        return 4096 * rnd.randrange(1, 64)
+    sent = done = closes = errors = 0
+    while sent < cases:
+        out, pending = [], {}
+        for _ in range(16):
+            typ = rnd.choice([CMD_READ, CMD_READ, CMD_WRITE, CMD_WRITE, CMD_FLUSH, CMD_TRIM, CMD_ZEROES, 5, 7,
+                              rnd.randrange(65536)])
+            flags = rnd.getrandbits(16) if rnd.randrange(8) == 0 else rnd.choice([0, 1])
+            off, ln = pick_off(typ != CMD_READ), pick_len()
+            if typ == CMD_WRITE and off < mib:
+                off = mib  # the pattern stays
+            h = sent
+            payload = bytes(ln) if typ == CMD_WRITE else b""
+            out.append(struct.pack(">IHHQQI", REQ_MAGIC, flags, typ, h, off, ln) + payload)
+            pending[h] = (typ, ln)
+            sent += 1
+        s.sendall(b"".join(out))
+        while pending:
+            magic, err, h = struct.unpack(">IIQ", recv_exact(s, 16))
+            assert magic == SIMPLE_MAGIC, "bad reply magic %x after %d requests" % (magic, done)
+            assert h in pending, "reply to handle %d that was not pending" % h
+            typ, ln = pending.pop(h)
+            if typ == CMD_READ and err == 0:
+                recv_exact(s, ln)
+            errors += err != 0
+            done += 1
+        if rnd.randrange(200) == 0:
+            # Once the replies are in (a server may drop unsent replies when it
+            # closes a broken stream).
+            s.sendall(rnd.choice([b"\xde\xad" * 14,
+                                  struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_WRITE, 1 << 40, mib, 1 << 30)]))
+            s.settimeout(10)
+            assert closed_by_server(s), "a broken stream was not closed"
+            closes += 1
+            s, _ = connect(addr)
+    err, data = request(s, CMD_READ, 0, mib)
+    assert err == 0 and data == pattern, "the first MiB changed"
+    s.close()
+    print("fuzz-tx: %d requests (seed %d), %d answered with an error, %d broken streams closed; data intact"
+          % (sent, seed, errors, closes))
+
+
 def main():
     if sys.argv[1] == "trim":
         s, _ = connect(sys.argv[2])
         err, _ = request(s, CMD_TRIM, int(sys.argv[3]), int(sys.argv[4]))
         assert err == 0, err
         assert request(s, CMD_FLUSH, 0, 0)[0] == 0
+    elif sys.argv[1] == "tls-required":
+        tls_required(sys.argv[2])
+    elif sys.argv[1] == "fuzz-tx":
+        fuzz_tx(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "limits":
+        limits(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "bad-clients":
         bad_clients(sys.argv[2])
     elif sys.argv[1] == "idle":
