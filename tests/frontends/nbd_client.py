@@ -245,8 +245,10 @@ def fuzz_tx(addr, cases, seed):
     while sent < cases:
         out, pending = [], {}
         for _ in range(16):
+            # Any type but NBD_CMD_DISC, which ends the session by the protocol
+            # (the server closes once the replies before it are sent).
             typ = rnd.choice([CMD_READ, CMD_READ, CMD_WRITE, CMD_WRITE, CMD_FLUSH, CMD_TRIM, CMD_ZEROES, 5, 7,
-                              rnd.randrange(65536)])
+                              rnd.randrange(3, 65536)])
             flags = rnd.getrandbits(16) if rnd.randrange(8) == 0 else rnd.choice([0, 1])
             off, ln = pick_off(typ != CMD_READ), pick_len()
             if typ == CMD_WRITE and off < mib:
