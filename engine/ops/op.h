@@ -110,6 +110,11 @@ void wait_buffers(Op* op, void (*retry)(Op*));
 // Fails (or, for a lost path, marks missing) the members that errored in
 // the phase; true when the group survives.
 bool absorb_errors(Op* op);
+// The holder of a stripe's lock takes along the queued ops of its own kind
+// (writes, or degraded reads) while the union of their bytes stays one range
+// per strip, in FIFO order: op->ranges becomes the union, they become its
+// riders (finish_op completes them), and `merged` counts each.
+void take_riders(Op* op, std::atomic<uint64_t>& merged);
 // Stripe lock: true when held now; otherwise `resume` runs once granted.
 bool lock_stripe(Op* op, void (*resume)(Op*));
 void unlock_stripe(Op* op);

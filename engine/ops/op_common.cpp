@@ -48,6 +48,32 @@ void resume_on_home(Op* op, void (*fn)(Op*)) {
   else op->home->post(&op->task);
 }
 
+void take_riders(Op* op, std::atomic<uint64_t>& merged) {
+  const uint32_t k = op->vol->geometry().data_strips();
+  op->vol->locks().absorb(
+      &op->lock,
+      [&](StripeLockNode* n) {
+        Op* w = static_cast<Op*>(n->owner);
+        if (w->kind != op->kind) return false;
+        StripRange trial[kMaxMembers];
+        for (uint32_t i = 0; i < k; i++) {
+          trial[i] = op->ranges[i];
+          if (!w->ranges[i].empty() && !trial[i].merge(w->ranges[i].a, w->ranges[i].b)) return false;
+        }
+        for (uint32_t i = 0; i < k; i++) op->ranges[i] = trial[i];
+        return true;
+      },
+      [&](StripeLockNode* n) {
+        Op* w = static_cast<Op*>(n->owner);
+        w->rider_next = nullptr;
+        if (op->rider_tail) op->rider_tail->rider_next = w;
+        else op->rider_head = w;
+        op->rider_tail = w;
+        op->fua |= w->fua;
+        merged++;
+      });
+}
+
 static void rider_finish(Op* r) {
   Volume::finish_part(r->req, r->rider_result);
   r->vol->op_pool(r->home->id()).put(r);

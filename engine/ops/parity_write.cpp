@@ -13,38 +13,10 @@ namespace gpuraid {
 
 static void plan_write(Op* op);
 
-// Queued writes to this stripe ride along with the holder when the union
-// of what they write stays one range per strip.
-static void take_riders(Op* op) {
-  const uint32_t k = op->vol->geometry().data_strips();
-  op->vol->locks().absorb(
-      &op->lock,
-      [&](StripeLockNode* n) {
-        Op* w = static_cast<Op*>(n->owner);
-        if (w->kind != OpKind::ParityWrite) return false;
-        StripRange trial[kMaxMembers];
-        for (uint32_t i = 0; i < k; i++) {
-          trial[i] = op->ranges[i];
-          if (!w->ranges[i].empty() && !trial[i].merge(w->ranges[i].a, w->ranges[i].b)) return false;
-        }
-        for (uint32_t i = 0; i < k; i++) op->ranges[i] = trial[i];
-        return true;
-      },
-      [&](StripeLockNode* n) {
-        Op* w = static_cast<Op*>(n->owner);
-        w->rider_next = nullptr;
-        if (op->rider_tail) op->rider_tail->rider_next = w;
-        else op->rider_head = w;
-        op->rider_tail = w;
-        op->fua |= w->fua;
-        op->vol->mutable_stats().merged_writes++;
-      });
-}
-
 static void fail_op(Op* op, int err);
 
 static void locked(Op* op) {
-  take_riders(op);
+  take_riders(op, op->vol->mutable_stats().merged_writes);  // queued writes to this stripe ride along
   // The region is dirty on disk (or its member failed) before planning, so
   // the plan leaves out a member failed here.
   if (!begin_write_intent(op)) return fail_op(op, -EIO);

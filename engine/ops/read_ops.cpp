@@ -68,35 +68,8 @@ static void degraded_read_locked(Op* op);
 // Ops served by one gathered read: the holder, then its riders.
 #define FOR_EACH_READER(op, c) for (Op* c = (op); c; c = (c == (op) ? (op)->rider_head : c->rider_next))
 
-// Queued reads of the same stripe ride along when the union of what they
-// read stays one range per strip.
-static void take_read_riders(Op* op) {
-  const uint32_t k = op->vol->geometry().data_strips();
-  op->vol->locks().absorb(
-      &op->lock,
-      [&](StripeLockNode* n) {
-        Op* w = static_cast<Op*>(n->owner);
-        if (w->kind != OpKind::DegradedRead) return false;
-        StripRange trial[kMaxMembers];
-        for (uint32_t i = 0; i < k; i++) {
-          trial[i] = op->ranges[i];
-          if (!w->ranges[i].empty() && !trial[i].merge(w->ranges[i].a, w->ranges[i].b)) return false;
-        }
-        for (uint32_t i = 0; i < k; i++) op->ranges[i] = trial[i];
-        return true;
-      },
-      [&](StripeLockNode* n) {
-        Op* w = static_cast<Op*>(n->owner);
-        w->rider_next = nullptr;
-        if (op->rider_tail) op->rider_tail->rider_next = w;
-        else op->rider_head = w;
-        op->rider_tail = w;
-        op->vol->mutable_stats().merged_reads++;
-      });
-}
-
 static void degraded_read_granted(Op* op) {
-  take_read_riders(op);
+  take_riders(op, op->vol->mutable_stats().merged_reads);
   degraded_read_locked(op);
 }
 
