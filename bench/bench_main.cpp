@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "runs per target; --compare alternates raw and raid")->capture_default_str();
   app.add_option("--parity-backend", o.parity_backend, "auto, cpu, cuda, reference")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  app.add_option("--write-gather-us", o.write_gather_us,
+                 "longest a sequential write waits for the rest of its stripe (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app.add_flag("--no-fill", o.no_fill, "skip writing the drives once before measuring");
   auto* raw = app.add_flag("--raw", o.raw, "run on the member drives without RAID");
   app.add_flag("--compare", o.compare, "run raw and RAID in one invocation and print ratios")->excludes(raw);
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
   EngineConfig ec;
   ec.reactors = o.threads;
   ec.nvme_passthru = dt == DriveType::NvmeChar;
+  ec.write_gather_us = o.write_gather_us;
   ec.arena_bytes = std::max<size_t>(64u << 20, size_t(o.iodepth) * bs * 2 + (32u << 20));
   std::string backend_name;
   ec.parity_factory = [&] {
@@ -195,7 +200,8 @@ int main(int argc, char** argv) {
                    {"parity", g.is_mirror() ? 0 : g.parity}, {"strip", g.strip_bytes}, {"drive_type", o.drive_type},
                    {"drive_size", dsize}, {"rw", rw_name(rw)}, {"bs", bs}, {"rwmixread", o.rwmixread},
                    {"iodepth", o.iodepth}, {"threads", o.threads}, {"runtime", o.runtime}, {"runs", o.runs},
-                   {"failed_members", o.fail}, {"parity_backend", backend_name}};
+                   {"failed_members", o.fail}, {"parity_backend", backend_name},
+                   {"write_gather_us", o.write_gather_us}};
   out["io_count_bound"] = bound;
   RunResult mraw, mraid;
   for (auto& r : raws) out["raw_runs"].push_back(to_json(r));
@@ -211,7 +217,8 @@ int main(int argc, char** argv) {
     out["raid"]["engine"] = {{"full_stripe_writes", st.full_stripe_writes.load()}, {"rmw_writes", st.rmw_writes.load()},
                              {"rcw_writes", st.rcw_writes.load()}, {"degraded_writes", st.degraded_writes.load()},
                              {"degraded_reads", st.degraded_reads.load()}, {"merged_writes", st.merged_writes.load()},
-                             {"merged_reads", st.merged_reads.load()}};
+                             {"merged_reads", st.merged_reads.load()}, {"held_writes", st.held_writes.load()},
+                             {"held_expired", st.held_expired.load()}};
   }
   if (o.compare && mraw.iops > 0) {
     const double r_iops = mraid.iops / mraw.iops;

@@ -51,6 +51,7 @@ bool make_engine_config(const DaemonOptions& o, EngineConfig* cfg, std::string* 
   cfg->reactors = o.reactors;
   cfg->arena_bytes = arena;
   cfg->nvme_passthru = o.nvme_passthru;
+  cfg->write_gather_us = o.write_gather_us;
   cfg->parity_factory = [kind] {
     std::string e;
     return make_parity_backend(kind, &e);

@@ -33,6 +33,10 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
   app.add_option("--parity-backend,--parity", o->parity, "parity backend: auto (CUDA when a usable GPU exists), cpu, cuda, reference")
       ->capture_default_str();
   app.add_option("--arena", o->arena, "I/O buffer arena per reactor")->capture_default_str();
+  app.add_option("--write-gather-us", o->write_gather_us,
+                 "longest a sequential parity write waits for the rest of its stripe, in microseconds (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app.add_option("--scan", o->scan, "where members may be found if their recorded path changed (repeatable)");
   app.add_option("--nbd-dir", o->nbd_dir, "directory of NBD sockets by default (default: the state dir)");
   app.add_option("--ublk-queues", o->ublk_queues, "queues per ublk device (default 0: one per reactor)")

@@ -21,6 +21,7 @@ struct DaemonOptions {
   uint32_t reactors = 2;
   std::string parity = "auto";
   std::string arena = "64M";
+  uint32_t write_gather_us = 1000;  // EngineConfig::write_gather_us
   std::vector<std::string> scan;
   std::string nbd_dir;
   uint32_t ublk_queues = 0;   // 0: one per reactor

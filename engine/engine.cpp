@@ -35,6 +35,7 @@ std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err
   e->slots_.assign(cfg.max_drives, nullptr);
   e->nvme_passthru_ = cfg.nvme_passthru;
   e->ops_per_reactor_ = cfg.ops_per_reactor;
+  e->write_gather_ns_ = uint64_t(cfg.write_gather_us) * 1000;
   return e;
 }
 

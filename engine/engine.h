@@ -23,6 +23,9 @@ struct EngineConfig {
   // Ops per volume per reactor: a request that finds them all in use waits
   // for some to come back (see engine/ops/op_pool.h).
   uint32_t ops_per_reactor = 1024;
+  // Longest a sequential stream's parity write waits for the rest of its
+  // stripe (engine/ops/write_gather.h); 0: never held.
+  uint32_t write_gather_us = 1000;
   // Deterministic tests: every reactor in lockstep (Reactor::set_lockstep).
   // Needs a parity backend that completes inside submit() (the CPU ones);
   // a group's housekeeping thread and idle timers stay outside it.
@@ -40,6 +43,7 @@ class Engine {
   // before any I/O on it.
   int attach(Drive* d, std::string* err);
   uint32_t ops_per_reactor() const { return ops_per_reactor_; }
+  uint64_t write_gather_ns() const { return write_gather_ns_; }
   void detach(int slot);
   // Member I/O of a drive summed over every reactor (zeros when it has no slot).
   DriveTotals drive_totals(const Drive* d);
@@ -49,6 +53,7 @@ class Engine {
   std::vector<Drive*> slots_;
   bool nvme_passthru_ = false;
   uint32_t ops_per_reactor_ = 1024;
+  uint64_t write_gather_ns_ = 0;
   std::mutex mu_;  // control path only
 };
 

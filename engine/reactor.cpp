@@ -283,6 +283,59 @@ void Reactor::defer(Task* t) {
   append_deferred(t);
 }
 
+void Reactor::defer_until(Task* t, uint64_t due_ns) {
+  assert_owner("defer_until");
+  GPR_ASSERT(mark_queued(t), "reactor %u: task %p (run %p) timed while already queued", id_, (void*)t,
+             (void*)t->run);
+  t->due_ns = due_ns;
+  t->next = timed_;
+  timed_ = t;
+}
+
+bool Reactor::cancel_timed(Task* t) {
+  assert_owner("cancel_timed");
+  for (Task** pp = &timed_; *pp; pp = &(*pp)->next) {
+    if (*pp != t) continue;
+    *pp = t->next;
+    t->next = nullptr;
+    mark_dequeued(t);
+    return true;
+  }
+  return false;
+}
+
+bool Reactor::run_timed() {
+  if (!timed_) return false;
+  const uint64_t now = now_ns();
+  Task* ready = nullptr;
+  for (Task** pp = &timed_; *pp;) {
+    Task* t = *pp;
+    if (t->due_ns <= now) {
+      *pp = t->next;
+      t->next = ready;
+      ready = t;
+    } else {
+      pp = &t->next;
+    }
+  }
+  if (!ready) return false;
+  while (ready) {
+    Task* n = ready->next;
+    run_task(ready);
+    ready = n;
+  }
+  return true;
+}
+
+// How long a blocking turn may sleep: timeout_ms, or less when a timed
+// task is due sooner (0: do not sleep).
+uint64_t Reactor::sleep_limit_ns(int timeout_ms) const {
+  uint64_t limit = uint64_t(timeout_ms) * 1000000ull;
+  const uint64_t now = now_ns();
+  for (const Task* t = timed_; t; t = t->next) limit = std::min(limit, t->due_ns > now ? t->due_ns - now : 0);
+  return limit;
+}
+
 void Reactor::append_deferred(Task* t) {
   t->next = nullptr;
   if (deferred_tail_) deferred_tail_->next = t;
@@ -469,9 +522,10 @@ bool Reactor::poll(bool block, int timeout_ms) {
   } else {
     arm_eventfd();
     const bool parity_waits = parity_->in_flight() > 0 && !arm_parity_poll();
-    const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && !parity_waits;
+    const uint64_t sleep_ns = timed_ ? sleep_limit_ns(timeout_ms) : uint64_t(timeout_ms) * 1000000ull;
+    const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && !parity_waits && sleep_ns > 0;
     if (can_sleep) {
-      __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000ll};
+      __kernel_timespec ts{(long long)(sleep_ns / 1000000000ull), (long long)(sleep_ns % 1000000000ull)};
       io_uring_cqe* cqe = nullptr;
       io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
       pending_sqes_ = 0;
@@ -484,6 +538,7 @@ bool Reactor::poll(bool block, int timeout_ms) {
   }
   work |= drain_inbox();
   work |= run_delayed();
+  work |= run_timed();
   if (parity_->poll()) work = true;
   return work;
 }

@@ -112,6 +112,15 @@ class Reactor {
   io_uring_sqe* sqe_for(Completion* c);
   io_uring* ring() { return &ring_; }
   void defer(Task* t);                 // runs in this reactor's next turn
+  // Runs t in the first turn whose clock reads at least due_ns (see
+  // turn_ns()); a reactor with such a task sleeps no longer than until
+  // then. cancel_timed takes back one that has not run (false: it is not
+  // queued there). Owner thread only; the list is short (held writes).
+  void defer_until(Task* t, uint64_t due_ns);
+  bool cancel_timed(Task* t);
+  // The clock read at the start of this turn and after its ring wait
+  // (lockstep: the logical clock).
+  uint64_t turn_ns() const { return turn_ns_; }
   void wait_for_buffers(Task* t);      // runs again after buffers are freed
   void buffers_freed();
   // One turn: issue queued I/O, reap completions, run inbox and deferred
@@ -159,6 +168,8 @@ class Reactor {
   bool drain_inbox();
   bool run_deferred();
   bool run_delayed();
+  bool run_timed();
+  uint64_t sleep_limit_ns(int timeout_ms) const;
   unsigned reap_cq(bool hold);
   bool reap_lockstep();
   uint64_t now_ns() const;
@@ -179,6 +190,7 @@ class Reactor {
   Task* deferred_tail_ = nullptr;
   Task* buffer_waiters_ = nullptr;
   Task* buffer_waiters_tail_ = nullptr;
+  Task* timed_ = nullptr;             // defer_until, unordered
   MemberIo* free_ios_ = nullptr;
   MemberIo* delayed_ = nullptr;       // completions held back by injected latency
   std::vector<MemberIo*> unsubmitted_;  // SQ was full

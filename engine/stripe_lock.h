@@ -30,8 +30,9 @@ class StripeLockTable {
   StripeLockNode* release(StripeLockNode* holder);
   // Removes the holder's leading waiters for which take(w) is true, in FIFO
   // order, stopping at the first it refuses; calls taken(w) for each removed.
+  // Returns whether waiters remain (ones take refused).
   template <class Take, class Taken>
-  void absorb(StripeLockNode* holder, Take&& take, Taken&& taken) {
+  bool absorb(StripeLockNode* holder, Take&& take, Taken&& taken) {
     Bucket& b = bucket(holder->key);
     lock(b);
     while (StripeLockNode* w = holder->wait_head) {
@@ -41,7 +42,9 @@ class StripeLockTable {
       w->wait_next = nullptr;
       taken(w);
     }
+    const bool waiting = holder->wait_head != nullptr;
     unlock(b);
+    return waiting;
   }
 
  private:

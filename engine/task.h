@@ -1,5 +1,6 @@
 #pragma once
 #include <atomic>
+#include <cstdint>
 
 namespace gpuraid {
 
@@ -15,6 +16,7 @@ struct Task {
   void* arg = nullptr;
   Task* next = nullptr;
   bool queued = false;  // read and written through std::atomic_ref (any thread may post)
+  uint64_t due_ns = 0;  // Reactor::defer_until: the turn clock it runs at or after
 
   bool is_queued() const { return std::atomic_ref<const bool>(queued).load(std::memory_order_acquire); }
 };

@@ -93,7 +93,8 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
     v->slots_[i].store(uint32_t(slot));
   }
   for (uint32_t i = 0; i < engine.reactor_count(); i++)
-    v->op_pools_.emplace_back(new OpPool(v.get(), &engine.reactor(i), engine.ops_per_reactor(), kMaintenanceOps));
+    v->op_pools_.emplace_back(new OpPool(v.get(), &engine.reactor(i), engine.ops_per_reactor(), kMaintenanceOps,
+                                         engine.write_gather_ns()));
   return v;
 }
 
@@ -234,6 +235,8 @@ bool Volume::split_write(Reactor& r, IoRequest* req) {
     return true;
   }
   const OpKind kind = geo_.is_mirror() ? OpKind::MirrorWrite : OpKind::ParityWrite;
+  WriteGather& gather = op_pool(r.id()).gather();
+  if (kind == OpKind::ParityWrite && cursor == req->offset) req->stream = gather.note_write(req->offset, req->length);
   while (cursor < end) {
     const uint64_t o = cursor, s = o / sdb, e = std::min(end, (s + 1) * sdb);
     Op* op = new_op(this, r, req, kind);
@@ -244,9 +247,14 @@ bool Volume::split_write(Reactor& r, IoRequest* req) {
     op->stripe = s;
     cursor = e;
     strip_ranges(geo_, s, o, e - o, op->ranges);
-    if (kind == OpKind::MirrorWrite) start_mirror_write(op);
-    else start_parity_write(op);
+    if (kind == OpKind::MirrorWrite) {
+      start_mirror_write(op);
+    } else {
+      op->stream = req->stream;
+      start_parity_write(op);
+    }
   }
+  if (gather.holding()) gather.scan();  // held stripes take the writes that queued on them
   return true;
 }
 

@@ -51,6 +51,11 @@ struct Op {
   Op* rider_next = nullptr;
   int rider_result = 0;
 
+  // Full-stripe gathering (ops/write_gather.h).
+  bool stream = false;     // the request continues a recent write request
+  bool held = false;       // held for the rest of its stripe
+  Op* held_next = nullptr;
+
   // Execution state of the current phase.
   void (*phase_done)(Op*) = nullptr;
   void (*resume_fn)(Op*) = nullptr;   // what task runs
@@ -113,8 +118,9 @@ bool absorb_errors(Op* op);
 // The holder of a stripe's lock takes along the queued ops of its own kind
 // (writes, or degraded reads) while the union of their bytes stays one range
 // per strip, in FIFO order: op->ranges becomes the union, they become its
-// riders (finish_op completes them), and `merged` counts each.
-void take_riders(Op* op, std::atomic<uint64_t>& merged);
+// riders (finish_op completes them), and `merged` counts each. Returns
+// whether ops still wait for the stripe (ones that could not ride).
+bool take_riders(Op* op, std::atomic<uint64_t>& merged);
 // Stripe lock: true when held now; otherwise `resume` runs once granted.
 bool lock_stripe(Op* op, void (*resume)(Op*));
 void unlock_stripe(Op* op);

@@ -20,6 +20,9 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->failed_snapshot = 0;
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
+  op->stream = op->held = false;
+  op->held_next = nullptr;
+  if (kind == OpKind::ParityWrite) v->op_pool(r.id()).gather().op_started();
   op->pending = 0;
   op->errored = op->used = 0;
   op->result = 0;
@@ -48,9 +51,9 @@ void resume_on_home(Op* op, void (*fn)(Op*)) {
   else op->home->post(&op->task);
 }
 
-void take_riders(Op* op, std::atomic<uint64_t>& merged) {
+bool take_riders(Op* op, std::atomic<uint64_t>& merged) {
   const uint32_t k = op->vol->geometry().data_strips();
-  op->vol->locks().absorb(
+  return op->vol->locks().absorb(
       &op->lock,
       [&](StripeLockNode* n) {
         Op* w = static_cast<Op*>(n->owner);
@@ -74,9 +77,17 @@ void take_riders(Op* op, std::atomic<uint64_t>& merged) {
       });
 }
 
+// Back to its pool; a parity write counts out of its reactor's gathering.
+static void put_op(Op* op) {
+  OpPool& pool = op->vol->op_pool(op->home->id());
+  const bool parity_write = op->kind == OpKind::ParityWrite;
+  pool.put(op);
+  if (parity_write) pool.gather().op_finished();
+}
+
 static void rider_finish(Op* r) {
   Volume::finish_part(r->req, r->rider_result);
-  r->vol->op_pool(r->home->id()).put(r);
+  put_op(r);
 }
 
 void finish_op(Op* op, int result) {
@@ -90,7 +101,7 @@ void finish_op(Op* op, int result) {
     r = n;
   }
   IoRequest* req = op->req;
-  op->vol->op_pool(op->home->id()).put(op);
+  put_op(op);
   Volume::finish_part(req, result);
 }
 

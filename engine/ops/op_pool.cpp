@@ -5,8 +5,8 @@
 
 namespace gpuraid {
 
-OpPool::OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve)
-    : vol_(v), r_(r), capacity_(capacity), reserve_(reserve) {
+OpPool::OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve, uint64_t gather_hold_ns)
+    : vol_(v), r_(r), capacity_(capacity), reserve_(reserve), gather_(r, gather_hold_ns) {
   GPR_ASSERT(reserve < capacity, "op pool of %u with a reserve of %u", capacity, reserve);
   resume_.arg = this;
   resume_.run = on_ops_back;
@@ -14,6 +14,7 @@ OpPool::OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve)
 
 OpPool::~OpPool() {
   GPR_ASSERT(!wait_head_ && !resume_.is_queued(), "op pool destroyed with requests parked");
+  GPR_ASSERT(!gather_.holding(), "op pool destroyed with writes held");
   while (free_) {
     Op* n = free_->next_free;
     delete free_;

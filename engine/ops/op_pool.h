@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 
+#include "engine/ops/write_gather.h"
 #include "engine/task.h"
 
 namespace gpuraid {
@@ -29,7 +30,7 @@ enum class OpClass : uint8_t {
 
 class OpPool {
  public:
-  OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve);
+  OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve, uint64_t gather_hold_ns = 0);
   ~OpPool();
   OpPool(const OpPool&) = delete;
   OpPool& operator=(const OpPool&) = delete;
@@ -45,6 +46,8 @@ class OpPool {
   uint32_t in_use() const { return in_use_; }
   uint32_t peak() const { return peak_; }
   uint32_t capacity() const { return capacity_; }
+  // This reactor's parity writes held for full stripes (same lifetime).
+  WriteGather& gather() { return gather_; }
 
  private:
   static void on_ops_back(Task* t);
@@ -56,6 +59,7 @@ class OpPool {
   IoRequest* wait_head_ = nullptr;
   IoRequest* wait_tail_ = nullptr;
   Task resume_;  // resumes parked requests once ops are back
+  WriteGather gather_;
 };
 
 }  // namespace gpuraid

@@ -15,12 +15,20 @@ static void plan_write(Op* op);
 
 static void fail_op(Op* op, int err);
 
-static void locked(Op* op) {
-  take_riders(op, op->vol->mutable_stats().merged_writes);  // queued writes to this stripe ride along
-  // The region is dirty on disk (or its member failed) before planning, so
-  // the plan leaves out a member failed here.
+// The stripe is ours and its riders are taken: open the write intent and
+// plan. The region is dirty on disk (or its member failed) before
+// planning, so the plan leaves out a member failed here.
+static void go(Op* op) {
   if (!begin_write_intent(op)) return fail_op(op, -EIO);
   plan_write(op);
+}
+
+static void locked(Op* op) {
+  take_riders(op, op->vol->mutable_stats().merged_writes);  // queued writes to this stripe ride along
+  // A stream's write that leaves the rest of the stripe for its next
+  // writes waits for them (ops/write_gather.h).
+  if (op->vol->op_pool(op->home->id()).gather().try_hold(op, go)) return;
+  go(op);
 }
 
 void start_parity_write(Op* op) {

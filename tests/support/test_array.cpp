@@ -37,6 +37,7 @@ TestArray::TestArray(const ArrayOptions& o) {
   ec.parity_factory = o.parity_factory;
   ec.ops_per_reactor = o.ops_per_reactor;
   ec.lockstep = o.lockstep;
+  ec.write_gather_us = o.write_gather_us;
   engine_ = Engine::create(ec, &err);
   if (!engine_) throw std::runtime_error("engine: " + err);
   if (o.drive_type == DriveType::File) {

@@ -23,6 +23,7 @@ struct ArrayOptions {
   std::function<std::unique_ptr<ParityBackend>()> parity_factory;
   uint32_t ops_per_reactor = 1024;
   bool lockstep = false;        // EngineConfig::lockstep: deterministic runs
+  uint32_t write_gather_us = 1000;  // EngineConfig::write_gather_us
 };
 
 class TestArray {

@@ -1,0 +1,118 @@
+#include "engine/ops/write_gather.h"
+
+#include "engine/invariant.h"
+#include "engine/ops/op.h"
+
+namespace gpuraid {
+
+bool WriteGather::note_write(uint64_t off, uint64_t len) {
+  for (uint64_t& end : stream_end_) {
+    if (end != off || off == 0) continue;
+    end = off + len;
+    return true;
+  }
+  stream_end_[next_slot_] = off + len;
+  next_slot_ = (next_slot_ + 1) % kStreams;
+  return false;
+}
+
+// The op's bytes are a head [0, x) of its stripe, short of the whole: the
+// stream it belongs to goes on in this stripe.
+bool WriteGather::qualifies(const Op* op) const {
+  if (hold_ns_ == 0 || !op->stream || op->fua) return false;
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips(), strip = g.strip_bytes;
+  uint32_t i = 0;
+  while (i < k && op->ranges[i].a == 0 && op->ranges[i].b == strip) i++;
+  if (i == k) return false;  // full already
+  if (!op->ranges[i].empty() && op->ranges[i].a != 0) return false;
+  for (uint32_t j = i + 1; j < k; j++)
+    if (!op->ranges[j].empty()) return false;
+  return i > 0 || !op->ranges[0].empty();
+}
+
+static bool stripe_full(const Op* op) {
+  const Geometry& g = op->vol->geometry();
+  for (uint32_t i = 0; i < g.data_strips(); i++)
+    if (op->ranges[i].a != 0 || op->ranges[i].b != g.strip_bytes) return false;
+  return true;
+}
+
+// Held ops and the riders of this reactor they carry: none of them moves
+// until a held op goes on.
+uint32_t WriteGather::held_weight() const {
+  uint32_t w = 0;
+  for (const Op* h = head_; h; h = h->held_next) {
+    w++;
+    for (const Op* rd = h->rider_head; rd; rd = rd->rider_next) w += rd->home == r_;
+  }
+  return w;
+}
+
+bool WriteGather::try_hold(Op* op, void (*go)(Op*)) {
+  if (!qualifies(op)) return false;
+  go_ = go;
+  op->held_next = nullptr;
+  if (tail_) tail_->held_next = op;
+  else head_ = op;
+  tail_ = op;
+  op->held = true;
+  op->vol->mutable_stats().held_writes++;
+  op->task.run = expired;
+  op->task.arg = op;
+  r_->defer_until(&op->task, r_->turn_ns() + hold_ns_);
+  release_if_idle();
+  return true;
+}
+
+void WriteGather::unlink(Op* op) {
+  Op** pp = &head_;
+  Op* prev = nullptr;
+  while (*pp != op) {
+    GPR_ASSERT(*pp, "op %p (stripe %llu) is not held", (void*)op, (unsigned long long)op->stripe);
+    prev = *pp;
+    pp = &(*pp)->held_next;
+  }
+  *pp = op->held_next;
+  if (tail_ == op) tail_ = prev;
+  op->held_next = nullptr;
+  op->held = false;
+}
+
+void WriteGather::release(Op* op) {
+  const bool was_timed = r_->cancel_timed(&op->task);
+  GPR_ASSERT(was_timed, "held op %p (stripe %llu) had no hold timer", (void*)op, (unsigned long long)op->stripe);
+  unlink(op);
+  resume_on_home(op, go_);  // next turn: never inside the caller's completion or split
+}
+
+void WriteGather::expired(Task* t) {
+  Op* op = static_cast<Op*>(t->arg);
+  WriteGather& g = op->vol->op_pool(op->home->id()).gather();
+  g.unlink(op);
+  op->vol->mutable_stats().held_expired++;
+  g.go_(op);
+}
+
+void WriteGather::release_if_idle() {
+  if (head_ && live_ <= held_weight())
+    while (head_) release(head_);
+}
+
+void WriteGather::op_finished() {
+  GPR_ASSERT(live_ > 0, "a parity write finished that never started");
+  live_--;
+  release_if_idle();
+}
+
+void WriteGather::scan() {
+  for (Op* op = head_; op;) {
+    Op* next = op->held_next;
+    const bool waited_for = take_riders(op, op->vol->mutable_stats().merged_writes);
+    if (waited_for || stripe_full(op)) release(op);
+    op = next;
+  }
+  release_if_idle();
+}
+
+}  // namespace gpuraid

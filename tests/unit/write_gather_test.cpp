@@ -1,0 +1,165 @@
+// Full-stripe gathering (engine/ops/write_gather.h): a sequential stream
+// of parity writes at queue depth becomes full-stripe writes with no
+// member reads; a writer at depth 1 and random writes are never held
+// waiting; a held write goes on after the hold time when nothing else
+// brings its stripe's rest.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tests/support/test_array.h"
+
+using namespace gpuraid;
+using namespace gpuraid::test;
+
+namespace {
+
+// Keeps `depth` writes in flight, each submitted from the completion of
+// an earlier one, as fio or a ublk queue does.
+struct Stream {
+  TestArray& a;
+  AlignedBuf& data;
+  uint64_t bs;
+  uint32_t depth;
+  std::vector<uint64_t> offsets;  // in submission order
+  std::vector<IoRequest> reqs;
+  size_t next = 0, done = 0;
+
+  void submit_next(IoRequest* r) {
+    const uint64_t off = offsets[next++];
+    r->op = IoRequest::Write;
+    r->offset = off;
+    r->length = bs;
+    r->buf = data.data() + off;
+    r->ctx = this;
+    r->done = [](IoRequest* q) {
+      auto* s = static_cast<Stream*>(q->ctx);
+      EXPECT_EQ(q->result, 0);
+      s->done++;
+      if (s->next < s->offsets.size()) s->submit_next(q);
+    };
+    ASSERT_EQ(0, a.vol().submit(a.reactor(), r));
+  }
+  void run() {
+    reqs.resize(depth);
+    for (uint32_t i = 0; i < depth && next < offsets.size(); i++) submit_next(&reqs[i]);
+    while (done < offsets.size()) a.reactor().poll(true, 10);
+  }
+};
+
+ArrayOptions options(Level level) {
+  ArrayOptions o;
+  o.level = level;
+  o.members = level == Level::R6 ? 10 : 8;
+  o.strip = 65536;
+  o.member_bytes = 4u << 20;
+  // Lockstep: the hold time runs on the logical clock (10 us a turn), so
+  // how fast this machine happens to be cannot make a hold run out.
+  o.lockstep = true;
+  return o;
+}
+
+void expect_reads_back(TestArray& a, AlignedBuf& data) {
+  AlignedBuf got(data.size());
+  ASSERT_EQ(0, a.read(0, data.size(), got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), data.data(), data.size()));
+}
+
+}  // namespace
+
+TEST(WriteGather, SequentialStreamAtDepthWritesFullStripes) {
+  for (Level level : {Level::R5, Level::R6}) {
+    TestArray a(options(level));
+    const uint64_t size = a.vol().size_bytes(), bs = 128 << 10;
+    AlignedBuf data(size);
+    fill_random(data.data(), size, 7);
+    Stream s{a, data, bs, 16, {}, {}};
+    for (uint64_t off = 0; off + bs <= size; off += bs) s.offsets.push_back(off);
+    const uint64_t reads_before = a.reactor().stats().member_reads;
+    s.run();
+    const VolumeStats& st = a.vol().stats();
+    const uint64_t stripes = size / a.vol().geometry().stripe_data_bytes();
+    // The stream's first request is not known to be one: its stripe may be
+    // written in pieces. Every other stripe is written whole, reading nothing.
+    EXPECT_GE(st.full_stripe_writes.load(), stripes - 1) << level_name(level);
+    EXPECT_LE(st.rmw_writes.load() + st.rcw_writes.load(), 2u) << level_name(level);
+    EXPECT_LE(a.reactor().stats().member_reads - reads_before, 2u * a.vol().geometry().members)
+        << level_name(level);
+    EXPECT_EQ(st.held_expired.load(), 0u) << level_name(level);
+    expect_reads_back(a, data);
+  }
+}
+
+// Depth 1: every write in flight is the held one, so it goes on at once.
+TEST(WriteGather, DepthOneIsNeverKeptWaiting) {
+  TestArray a(options(Level::R5));
+  const uint64_t bs = 128 << 10, size = 32 * bs;
+  AlignedBuf data(size);
+  fill_random(data.data(), size, 8);
+  Stream s{a, data, bs, 1, {}, {}};
+  for (uint64_t off = 0; off < size; off += bs) s.offsets.push_back(off);
+  s.run();
+  EXPECT_EQ(a.vol().stats().held_expired.load(), 0u);
+  expect_reads_back(a, data);
+}
+
+TEST(WriteGather, RandomWritesAreNotHeld) {
+  TestArray a(options(Level::R5));
+  const uint64_t size = a.vol().size_bytes(), bs = 4096;
+  AlignedBuf data(size);
+  fill_random(data.data(), size, 9);
+  ASSERT_EQ(0, a.write(0, size, data.data()));
+  Stream s{a, data, bs, 16, {}, {}};
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 4000; i++) s.offsets.push_back(rng() % (size / bs) * bs);
+  const uint64_t held_before = a.vol().stats().held_writes.load();
+  s.run();
+  EXPECT_EQ(a.vol().stats().held_writes.load() - held_before, 0u);
+  expect_reads_back(a, data);
+}
+
+// A stream's write whose stripe's rest never comes, while another write
+// is in flight (slowed down by injected member latency), waits the hold
+// time and then goes on alone.
+TEST(WriteGather, AHeldWriteGoesOnWhenTheHoldTimeRunsOut) {
+  ArrayOptions o = options(Level::R5);
+  o.write_gather_us = 2000;
+  TestArray a(o);
+  const uint64_t stripe = a.vol().geometry().stripe_data_bytes(), bs = 128 << 10;
+  AlignedBuf data(a.vol().size_bytes());
+  fill_random(data.data(), data.size(), 10);
+  // Stripe 0 whole, so that a write at the start of stripe 1 continues it.
+  ASSERT_EQ(0, a.write(0, stripe, data.data()));
+  // A slow write elsewhere keeps a parity write in flight meanwhile.
+  for (uint32_t m = 0; m < a.vol().geometry().members; m++) a.drive(m).faults().set_latency_us(50000);
+  IoRequest slow, held;
+  int done = 0;
+  auto count = [](IoRequest* r) {
+    EXPECT_EQ(r->result, 0);
+    ++*static_cast<int*>(r->ctx);
+  };
+  slow = IoRequest{};
+  slow.op = IoRequest::Write;
+  slow.offset = 8 * stripe;
+  slow.length = bs;
+  slow.buf = data.data() + slow.offset;
+  slow.ctx = &done;
+  slow.done = count;
+  ASSERT_EQ(0, a.vol().submit(a.reactor(), &slow));
+  a.reactor().poll(false);
+  for (uint32_t m = 0; m < a.vol().geometry().members; m++) a.drive(m).faults().set_latency_us(0);
+  held = IoRequest{};
+  held.op = IoRequest::Write;
+  held.offset = stripe;
+  held.length = bs;
+  held.buf = data.data() + stripe;
+  held.ctx = &done;
+  held.done = count;
+  ASSERT_EQ(0, a.vol().submit(a.reactor(), &held));
+  EXPECT_EQ(a.vol().stats().held_writes.load(), 1u);
+  while (done < 2) a.reactor().poll(true, 10);
+  EXPECT_EQ(a.vol().stats().held_expired.load(), 1u);
+  AlignedBuf got(stripe + bs);
+  ASSERT_EQ(0, a.read(0, stripe + bs, got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), data.data(), stripe + bs));
+}
