@@ -34,9 +34,11 @@ struct ExportSettings {
   // At a clean stop: keep ublk devices for the next daemon (USER_RECOVERY)
   // instead of deleting them (--ublk-on-exit keep).
   bool keep_ublk_on_exit = false;
-  // NBD limits per export (--nbd-max-connections, --nbd-handshake-timeout).
+  // NBD limits per export (--nbd-max-connections, --nbd-handshake-timeout),
+  // per connection (--nbd-max-inflight).
   uint32_t nbd_max_connections = 64;
   uint32_t nbd_handshake_timeout_ms = 10000;
+  uint64_t nbd_max_inflight_bytes = 16ull << 20;
 };
 
 std::unique_ptr<Exporter> make_exporter(Engine& engine, const ExportSettings& settings);

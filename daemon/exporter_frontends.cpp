@@ -12,7 +12,7 @@ class FrontendExporter final : public Exporter {
     c.queues = s.ublk_queues;
     c.depth = s.ublk_depth;
     m_.set_ublk_config(c);
-    m_.set_nbd_limits({s.nbd_max_connections, s.nbd_handshake_timeout_ms});
+    m_.set_nbd_limits({s.nbd_max_connections, s.nbd_handshake_timeout_ms, s.nbd_max_inflight_bytes});
   }
   bool export_nbd(const std::string& vd, BlockTarget* t, const std::string& listen, const NbdTlsConfig& tls,
                   std::string* uri, std::string* err) override {

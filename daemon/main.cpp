@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include "daemon/api_service.h"
@@ -98,6 +99,11 @@ int main(int argc, char** argv) {
   uint64_t event_log_max = 0;
   if (!parse_size(o.event_log_max, &event_log_max) || event_log_max < (16u << 10) || event_log_max > (1ull << 30))
     return fail(2, "--event-log-max must be a size from 16K to 1G (got '" + o.event_log_max + "')");
+  uint64_t nbd_max_inflight = std::min<uint64_t>(16u << 20, ecfg.arena_bytes / 4);
+  if (!o.nbd_max_inflight.empty() &&
+      (!parse_size(o.nbd_max_inflight, &nbd_max_inflight) || nbd_max_inflight < (1u << 20) ||
+       nbd_max_inflight > ecfg.arena_bytes / 2))
+    return fail(2, "--nbd-max-inflight must be a size from 1M to half of --arena (got '" + o.nbd_max_inflight + "')");
   RegistryStore store(o.state_dir);
   if (!store.open(&err)) return fail(1, err);
   EventBus bus;
@@ -120,6 +126,7 @@ int main(int argc, char** argv) {
   xs.keep_ublk_on_exit = o.ublk_on_exit == "keep";
   xs.nbd_max_connections = o.nbd_max_connections;
   xs.nbd_handshake_timeout_ms = uint32_t(o.nbd_handshake_timeout_s * 1000);
+  xs.nbd_max_inflight_bytes = nbd_max_inflight;
   auto exporter = make_exporter(host->engine(), xs);
   ControlOptions copt;
   copt.scan = o.scan;

@@ -50,6 +50,9 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
                  "seconds an NBD client has for its whole handshake (TLS included) before it is dropped")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--nbd-max-inflight", o->nbd_max_inflight,
+                 "data bytes in flight per NBD connection, 1M to half of --arena (default 16M, or a quarter of "
+                 "--arena if less); more requests wait unread");
   app.add_flag("--nvme-passthru", o->nvme_passthru,
                "allow nvme-char drives (/dev/ngXnY): member I/O as NVMe commands through io_uring passthrough");
   app.add_option("--event-log-max", o->event_log_max,

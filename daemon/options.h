@@ -29,6 +29,7 @@ struct DaemonOptions {
   std::string ublk_on_exit = "delete";
   uint32_t nbd_max_connections = 64;    // per NBD export
   double nbd_handshake_timeout_s = 10;  // the whole NBD handshake, TLS included
+  std::string nbd_max_inflight;  // buffer bytes per NBD connection ("": 16M, or a quarter of the arena if less)
   std::string event_log_max = "4M";  // events.jsonl is rotated past this size
   std::string event_hook;            // command run for every event (/bin/sh -c)
   double event_hook_timeout_s = 30;

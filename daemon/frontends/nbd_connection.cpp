@@ -25,8 +25,15 @@ constexpr uint32_t kLargeWrite = 32 << 10;
 }
 
 NbdConnection::NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExportInfo& ex,
-                             std::function<void()> on_closed)
-    : fd_(fd), r_(r), t_(t), ex_(ex), on_closed_(std::move(on_closed)), reqs_(kMaxInflight), rbuf_(kRecvBuf) {
+                             uint64_t max_inflight_bytes, std::function<void()> on_closed)
+    : fd_(fd),
+      r_(r),
+      t_(t),
+      ex_(ex),
+      on_closed_(std::move(on_closed)),
+      reqs_(kMaxInflight),
+      max_inflight_bytes_(std::min<uint64_t>(max_inflight_bytes, r.pool().size() / 2)),
+      rbuf_(kRecvBuf) {
   for (auto& q : reqs_) {
     q.conn = this;
     q.next = free_;
@@ -162,6 +169,12 @@ bool NbdConnection::parse_header() {
     return false;
   }
   if (data && !bad && !refuse) {
+    if (inflight_bytes_ && inflight_bytes_ + len > max_inflight_bytes_) {
+      // Over this connection's share: the header stays unparsed (so the
+      // socket is not read) until a reply frees bytes (release).
+      bytes_wait_ = true;
+      return false;
+    }
     q->buf = r_.pool().get(len);
     if (!q->buf) {
       // Arena used up: leave the header unparsed and retry once buffers are freed.
@@ -169,6 +182,7 @@ bool NbdConnection::parse_header() {
       r_.wait_for_buffers(&buf_task_);
       return false;
     }
+    inflight_bytes_ += len;
   }
   rhead_ += kRequestBytes;
   free_ = q->next;
@@ -351,7 +365,7 @@ void NbdConnection::on_send_cqe(Completion* cc, const io_uring_cqe* cqe) {
     }
     c->begin_close("no SQE to finish a reply");
   }
-  const bool was_full = !c->free_;
+  const bool was_full = !c->free_ || c->bytes_wait_;
   for (Req* q : c->batch_) c->release(q);
   c->batch_.clear();
   if (c->closing_) {
@@ -366,6 +380,8 @@ void NbdConnection::release(Req* q) {
   if (q->buf) {
     r_.pool().put(q->buf, q->len);
     q->buf = nullptr;
+    inflight_bytes_ -= q->len;
+    bytes_wait_ = false;  // the caller pumps (on_send_cqe) or is closing
     r_.buffers_freed();
   }
   q->next = free_;

@@ -27,7 +27,14 @@ class NbdConnection {
   // an error reply; beyond it the stream cannot be trusted and is closed.
   static constexpr uint64_t kMaxDiscardBytes = 64ull << 20;
 
-  NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExportInfo& ex, std::function<void()> on_closed);
+  // max_inflight_bytes: data buffers (reads and writes) this connection may
+  // hold from the reactor's arena at once, so that one greedy client cannot
+  // use up the arena its reactor's other clients need. A request beyond it
+  // waits, unparsed, and the socket is not read until replies free bytes
+  // (one request is always let in, whatever its size). At most half the
+  // reactor's arena is allowed whatever is asked.
+  NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExportInfo& ex, uint64_t max_inflight_bytes,
+                std::function<void()> on_closed);
   ~NbdConnection();
   void start();               // any thread: begins serving on the reactor
   void kill();                // any thread: shuts the socket down; the reactor then closes
@@ -100,6 +107,9 @@ class NbdConnection {
   std::vector<Req> reqs_;
   Req* free_ = nullptr;
   uint32_t inflight_ = 0;
+  const uint64_t max_inflight_bytes_;
+  uint64_t inflight_bytes_ = 0;   // buffer bytes held by requests in flight
+  bool bytes_wait_ = false;       // the next request waits for inflight_bytes_ to drop
 
   // Receive side.
   Hook recv_hook_;

@@ -200,7 +200,8 @@ void NbdServer::serve(Client* c) {
     Reactor& r = engine_.reactor(next_reactor_++ % engine_.reactor_count());
     // Runs on the reactor as the connection closes; the server may be gone
     // by then (a connection it had to leak), so it touches only Sync.
-    c->conn = std::make_unique<NbdConnection>(serve_fd, r, target_, info_, [sync = sync_] {
+    c->conn = std::make_unique<NbdConnection>(serve_fd, r, target_, info_, limits_.max_inflight_bytes,
+                                              [sync = sync_] {
       std::lock_guard<std::mutex> g2(sync->mu);
       sync->cv.notify_all();
     });

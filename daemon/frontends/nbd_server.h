@@ -21,6 +21,7 @@ namespace gpuraid {
 struct NbdLimits {
   uint32_t max_connections = 64;      // handshaking and serving; more are closed at accept
   uint32_t handshake_timeout_ms = 10000;  // the whole handshake (TLS included), not per read
+  uint64_t max_inflight_bytes = 16ull << 20;  // buffer bytes per connection (NbdConnection)
 };
 
 class NbdServer {

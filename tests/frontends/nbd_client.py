@@ -12,6 +12,9 @@
                                             offenders dropped, others served
   nbd_client.py fuzz-tx ADDR CASES SEED     transmission-phase fuzzing: pipelined random
                                             requests; every reply well-formed, data kept
+  nbd_client.py greedy ADDR N WAIT_S        N 1 MiB reads sent and not read back while a
+                                            second client's reads (4 KiB to 1 MiB) must each
+                                            answer within WAIT_S; then every reply checked
 
 SOCKET is a Unix socket path; ADDR is that, or tcp:HOST:PORT.
 """
@@ -217,6 +220,52 @@ def limits(addr, max_conns, timeout_s):
           "others served" % (max_conns + 1, took))
 
 
+def greedy(addr, n, wait_s):
+    import time
+    mib = 1 << 20
+    polite, size = connect(addr)
+    pattern = os.urandom(size)
+    for off in range(0, size, mib):
+        assert request(polite, CMD_WRITE, off, mib, pattern[off:off + mib])[0] == 0
+    # N large reads in flight from one client that reads none of its replies:
+    # the server must keep them within the connection's in-flight bytes and
+    # leave the rest unread (not fail them), so its reactor's arena stays
+    # open to the polite client on the same reactor.
+    g, _ = connect(addr)
+    blocks = size // mib
+    g.sendall(b"".join(struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_READ, h, (h % blocks) * mib, mib)
+                       for h in range(n)))
+    time.sleep(1)  # let the server take in what it will
+    polite.settimeout(wait_s)
+    start = time.monotonic()
+    # Every buffer size class (4 KiB to 1 MiB): a class the greedy client
+    # used up, or one with no free block left, would stall.
+    sizes = [4096 << (i % 9) for i in range(36)]
+    for i, ln in enumerate(sizes):
+        off = (i * 7919 * 4096) % (size - ln + 4096) // ln * ln
+        try:
+            err, data = request(polite, CMD_READ, off, ln, handle=1000 + i)
+        except socket.timeout:
+            sys.exit("FAIL: a %d KiB read at %d got no reply in %.0f s while another client on the same "
+                     "reactor had %d MiB of reads in flight" % (ln >> 10, off, wait_s, n))
+        assert err == 0 and data == pattern[off:off + ln], "read %d at %d: error %d or wrong data" % (i, off, err)
+    took = time.monotonic() - start
+    # Every greedy request is answered, none failed, data right.
+    g.settimeout(60)
+    seen = set()
+    for _ in range(n):
+        magic, err, h = struct.unpack(">IIQ", recv_exact(g, 16))
+        assert magic == SIMPLE_MAGIC and 0 <= h < n and h not in seen, (hex(magic), h)
+        assert err == 0, "greedy read %d failed: error %d" % (h, err)
+        off = (h % blocks) * mib
+        assert recv_exact(g, mib) == pattern[off:off + mib], "greedy read %d: wrong data" % h
+        seen.add(h)
+    g.close()
+    polite.close()
+    print("greedy: %d reads of 4 KiB to 1 MiB beside %d MiB of reads in flight took %.2f s; all %d large reads "
+          "answered with the right data" % (len(sizes), n, took, n))
+
+
 def fuzz_tx(addr, cases, seed):
     # Structure-aware: mostly valid headers with random commands, flags,
     # offsets and lengths (aligned or not, in range or not), pipelined 16 deep;
@@ -294,6 +343,8 @@ def main():
         tls_required(sys.argv[2])
     elif sys.argv[1] == "fuzz-tx":
         fuzz_tx(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "greedy":
+        greedy(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "limits":
         limits(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "bad-clients":
