@@ -181,14 +181,4 @@ step_reboot() {
   fio_nbd base 0 32M --verify_only && result "pd connect paths reconnected at daemon start: dg0 optimal, data verified"
 }
 
-for s in $STEPS; do
-  log "step $s"
-  before=$failures
-  step_$s || true
-  [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
-done
-kill -0 $DPID 2>/dev/null || fail "gpuraidd is gone"
-stop_daemon
-[ $failures -eq 0 ] || { log "daemon log:"; tail -40 $W/gpuraidd.log; }
-log "done: $failures failure(s)"
-[ $failures -eq 0 ]
+run_steps $STEPS

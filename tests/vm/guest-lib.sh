@@ -39,3 +39,19 @@ stop_daemon() {
   wait $DPID || fail "gpuraidd exit status $? on SIGTERM"
   DPID=""
 }
+# run_steps STEP...: step_STEP for each, in order, then gpuraidd stopped;
+# succeeds when nothing failed (the daemon's log tail otherwise).
+run_steps() {
+  local s before
+  for s in "$@"; do
+    log "step $s"
+    before=$failures
+    step_$s || true
+    [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
+  done
+  kill -0 $DPID 2>/dev/null || fail "gpuraidd is gone"
+  stop_daemon
+  [ $failures -eq 0 ] || { log "daemon log:"; tail -40 $W/gpuraidd.log; }
+  log "done: $failures failure(s)"
+  [ $failures -eq 0 ]
+}

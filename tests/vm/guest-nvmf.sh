@@ -220,14 +220,4 @@ step_restart() {
   key_leaks "$(cat $KEYFILE)"
 }
 
-for s in $STEPS; do
-  log "step $s"
-  before=$failures
-  step_$s || true
-  [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
-done
-kill -0 $DPID 2>/dev/null || fail "gpuraidd is gone"
-stop_daemon
-[ $failures -eq 0 ] || { log "daemon log:"; tail -40 $W/gpuraidd.log; }
-log "done: $failures failure(s)"
-[ $failures -eq 0 ]
+run_steps $STEPS
