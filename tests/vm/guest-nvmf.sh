@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs inside the lane's guest (see run.sh): a VD served over NVMe-oF by
 # the kernel's target (vd export --nvmf), with the real daemon and CLI.
-# RAID 5 over 4 emulated NVMe; the host side is nvme-cli on the same guest
+# RAID 5 over 4 emulated NVMe (a 5th becomes its spare); the host side is nvme-cli on the same guest
 # (127.0.0.1). Usage:
 #   guest-nvmf.sh BINDIR [STEP...]   (default: every step, in order)
 # Steps:
@@ -16,6 +16,8 @@
 #              connection; the key only in its 0600 file and nvmet's host entry
 #   fio_kill:  fio crc32c verify on the remote namespace while gpuraidd is
 #              SIGKILLed and restarted: fio completes and verifies
+#   failure:   a member failed while the host writes (fio crc32c verify):
+#              the spare (a 5th emulated NVMe) rebuilds, the data verifies
 #   unexport:  with the host connected (and another subsystem sharing the
 #              daemon's port): the host's controller goes away; configfs
 #              differs from before the export only by the shared port; the
@@ -27,7 +29,7 @@
 set -uo pipefail
 BIN=$1
 shift
-STEPS=${*:-modules bad_input export fio_kill unexport restart}
+STEPS=${*:-modules bad_input export fio_kill failure unexport restart}
 W=${VMLANE_WORK:-/run/lane}
 R=/run/nvmf   # sockets and state: 9p cannot hold a socket
 mkdir -p $W $R
@@ -75,14 +77,14 @@ remote_ns() {
 
 for m in nvme nvme-tcp ublk_drv; do modprobe $m || { log "FAIL: modprobe $m"; exit 1; }; done
 ip link set lo up
-for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.1; done
-DRIVES=()
-for i in 0 1 2 3; do
+for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
+DRIVES=()   # members vmlane0..3, then the spare vmlane4
+for i in 0 1 2 3 4; do
   for c in /sys/class/nvme/nvme*; do
     [ "$(cat $c/serial 2>/dev/null | tr -d ' ')" = "vmlane$i" ] && DRIVES+=("/dev/$(basename $c)n1")
   done
 done
-[ ${#DRIVES[@]} -eq 4 ] || { log "FAIL: expected 4 emulated NVMe drives, found ${DRIVES[*]}"; exit 1; }
+[ ${#DRIVES[@]} -eq 5 ] || { log "FAIL: expected 5 emulated NVMe drives, found ${DRIVES[*]}"; exit 1; }
 ulimit -c unlimited && echo "$W/core.%e.%p" >/proc/sys/kernel/core_pattern
 start_daemon || exit 1
 for i in 0 1 2 3; do gp pd add ${DRIVES[$i]} --id pd$i >/dev/null || { log "FAIL: pd add"; exit 1; }; done
@@ -175,6 +177,26 @@ step_fio_kill() {
   [ "$(nvmf nqn)" = "$NQN" ] || fail "after the restart vd0 is exported as '$(nvmf nqn)'"
   [ "$(nvmf ns_uuid)" = "$UUID" ] || fail "namespace uuid changed across the restart"
   result "nvmf: fio crc32c verify of 32M across SIGKILL+restart of gpuraidd: ok in $(( $(date +%s) - t0 )) s (TCG)"
+}
+
+step_failure() {
+  [ -b "${REMOTE:-}" ] || { fail "no remote namespace (export step)"; return 1; }
+  gp pd add ${DRIVES[4]} --id pd4 >/dev/null && gp pd spare pd4 --group r5 >/dev/null || { fail "the spare"; return 1; }
+  local io=(--name=failure --filename=$REMOTE --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k --iodepth=16
+            --offset=64M --size=32M --verify=crc32c --verify_fatal=1)
+  fio "${io[@]}" --do_verify=1 >$W/fio.failure 2>&1 &
+  local fpid=$! t0=$(date +%s)
+  sleep 3
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the failure (make it longer)"
+  gp pd fail pd1 >/dev/null || fail "pd fail pd1"
+  log "member pd1 failed under fio on $REMOTE"
+  timeout 300 tail --pid=$fpid -f /dev/null || { fail "fio still running 300 s after the failure"; kill $fpid; }
+  wait $fpid || fail "fio across the member failure: $(tail -5 $W/fio.failure)"
+  local state
+  for _ in $(seq 1 600); do state=$(gp dg show r5 --json | json 'd["state"]'); [ "$state" = optimal ] && break; sleep 0.5; done
+  [ "$state" = optimal ] || { fail "r5 is $state 300 s after the failure, not rebuilt onto the spare"; return 1; }
+  fio "${io[@]}" --verify_only >$W/fio.failure.verify 2>&1 || fail "data after the rebuild: $(tail -5 $W/fio.failure.verify)"
+  result "nvmf: member failed under the remote host's fio, spare rebuilt, data verified in $(( $(date +%s) - t0 )) s (TCG)"
 }
 
 step_unexport() {
