@@ -26,6 +26,22 @@ std::string join(const google::protobuf::RepeatedPtrField<std::string>& v) {
   return s;
 }
 
+// A secret read from a file ('-' = stdin), for the request: the daemon
+// checks its form (the CLI never prints it).
+int read_secret_file(const std::string& path, const char* opt, std::string* out) {
+  FILE* f = path == "-" ? stdin : fopen(path.c_str(), "rb");
+  if (!f) return file_error(std::string(opt) + ": cannot open " + path + ": " + strerror(errno));
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0 && out->size() <= 4096) out->append(buf, n);
+  const bool bad = ferror(f);
+  if (f != stdin) fclose(f);
+  if (bad) return file_error(std::string(opt) + ": cannot read " + path);
+  if (out->size() > 4096) return file_error(std::string(opt) + ": " + path + " is too big for a key");
+  if (out->empty()) return file_error(std::string(opt) + ": " + path + " is empty");
+  return 0;
+}
+
 // A path as the daemon must get it: absolute ("" stays "").
 std::string absolute_path(const std::string& p) {
   if (p.empty() || p[0] == '/') return p;
@@ -229,7 +245,7 @@ void add_vd_commands(Cli& c) {
   }
   {
     struct A {
-      std::string id, listen, nvmf, nqn, tls, cert, key, ca, psk;
+      std::string id, listen, nvmf, nqn, tls, cert, key, ca, psk, dhchap, dhchap_file;
       std::vector<std::string> hosts;
       bool ublk = false, nbd = false, any_host = false, force = false, insecure = false;
     };
@@ -250,6 +266,14 @@ void add_vd_commands(Cli& c) {
                                                               "address unless --force)")->needs(f);
     any->excludes(ah);
     s->add_flag("--force", a->force, "NVMe-oF: allow any host on a non-loopback address")->needs(any);
+    auto* dk = s->add_option("--dhchap-secret", a->dhchap,
+                             "NVMe-oF: the DH-HMAC-CHAP key (DHHC-1:HH:BASE64:, from nvme gen-dhchap-key) the allowed "
+                             "hosts authenticate with (visible to other users in ps: prefer --dhchap-secret-file)")
+                   ->needs(ah);
+    s->add_option("--dhchap-secret-file", a->dhchap_file,
+                  "NVMe-oF: read the DH-HMAC-CHAP key from FILE ('-' = stdin)")
+        ->needs(ah)
+        ->excludes(dk);
     // The files are read by the daemon, on its machine (paths made absolute here).
     s->add_option("--tls", a->tls, "NBD: STARTTLS off (default), allow, or require")
         ->check(CLI::IsMember({"off", "allow", "require"}))
@@ -263,8 +287,8 @@ void add_vd_commands(Cli& c) {
                 "NBD: serve plain clients on a non-loopback TCP address (anyone who can reach it can read and "
                 "overwrite the drive)")
         ->needs(n);
-    s->callback([&c, a] {
-      c.action = [&c, a](Client& cl) {
+    s->callback([&c, a, dk] {
+      c.action = [&c, a, dk](Client& cl) {
         if (!a->ublk && !a->nbd && a->nvmf.empty()) {
           return usage_error("give --ublk, --nbd or --nvmf tcp://ADDR:PORT");
         }
@@ -278,6 +302,12 @@ void add_vd_commands(Cli& c) {
           for (const auto& h : a->hosts) nv->add_allowed_hosts(h);
           nv->set_allow_any_host(a->any_host);
           nv->set_force(a->force);
+          if (!a->dhchap_file.empty()) {
+            if (int rc = read_secret_file(a->dhchap_file, "--dhchap-secret-file", nv->mutable_dhchap_secret())) return rc;
+          } else if (dk->count()) {
+            if (a->dhchap.empty()) return usage_error("--dhchap-secret is empty");
+            nv->set_dhchap_secret(a->dhchap);
+          }
         }
         if (a->nbd && (!a->tls.empty() || a->insecure)) {
           auto* sec = q.mutable_nbd_security();

@@ -28,6 +28,11 @@ std::string export_str(const v1::Volume& v) {
 }
 
 std::string export_security_str(const v1::Volume& v) {
+  if (v.has_export_() && v.export_().kind() == v1::EXPORT_KIND_NVMF) {
+    const auto& n = v.export_().nvmf();
+    if (n.allow_any_host()) return "none: ANY host may connect";
+    return n.dhchap() ? "allowed host NQNs, authenticated with DH-HMAC-CHAP" : "allowed host NQNs (no authentication)";
+  }
   if (!v.has_export_() || v.export_().kind() != v1::EXPORT_KIND_NBD) return "-";
   const auto& s = v.export_().nbd_security();
   std::string how = !s.tls_psk().empty() ? "PSK " + s.tls_psk() : "X.509, client certificates from " + s.tls_ca();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "daemon/control_plane.h"
+#include "daemon/fabrics_reconnect.h"
 #include "daemon/logging.h"
 #include "daemon/validate.h"
 
@@ -59,6 +60,17 @@ std::string at(const FabricsPath& p) { return p.transport + " " + p.traddr + ":"
 bool is_block(const std::string& p) {
   struct stat sb;
   return stat(p.c_str(), &sb) == 0 && S_ISBLK(sb.st_mode);
+}
+
+// The namespaces of `nqn` once they are block devices (they show up
+// asynchronously after a connect); none when they do not within kNamespaceWait.
+std::vector<std::string> wait_namespaces(const std::string& nqn) {
+  for (auto until = std::chrono::steady_clock::now() + kNamespaceWait; std::chrono::steady_clock::now() < until;
+       std::this_thread::sleep_for(std::chrono::milliseconds(100))) {
+    std::vector<std::string> ns = subsystem_namespaces(nqn);
+    if (!ns.empty() && std::all_of(ns.begin(), ns.end(), is_block)) return ns;
+  }
+  return {};
 }
 
 }  // namespace
@@ -147,14 +159,7 @@ grpc::Status ControlPlane::connect_fabrics(const v1::FabricsConnectRequest& q, v
     if (!fabrics_disconnect(p, &names, &e2)) spdlog::warn("undoing the connect of {}: {}", p.nqn, e2);
     return precondition(why);
   };
-  // The namespaces show up asynchronously after the connect.
-  std::vector<std::string> ns;
-  for (auto until = std::chrono::steady_clock::now() + kNamespaceWait; std::chrono::steady_clock::now() < until;
-       std::this_thread::sleep_for(std::chrono::milliseconds(100))) {
-    ns = subsystem_namespaces(p.nqn);
-    if (!ns.empty() && std::all_of(ns.begin(), ns.end(), is_block)) break;
-    ns.clear();
-  }
+  const std::vector<std::string> ns = wait_namespaces(p.nqn);
   if (ns.empty()) return undo(p.nqn + " connected as " + ctrl + " but no namespace appeared within 15 s: disconnected again");
   std::vector<std::string> added;
   for (const std::string& dev : ns) {
@@ -217,6 +222,34 @@ grpc::Status ControlPlane::disconnect_fabrics(const v1::FabricsDisconnectRequest
   for (const std::string& n : names) out->add_controllers(n);
   publish(v1::EVENT_KIND_FABRICS_DISCONNECTED, p.nqn + " at " + at(p) + ": " + std::to_string(ids.size()) + " drive(s) removed");
   return persist_status();
+}
+
+}  // namespace gpuraid::daemon
+
+namespace gpuraid::daemon {
+
+FabricsReconnect reconnect_fabrics(const std::vector<st::FabricsRecord>& paths, const HostIdentity& host) {
+  FabricsReconnect out;
+  const std::vector<NvmeCtrl> ctrls = nvme_controllers();
+  for (const auto& f : paths) {
+    const FabricsPath p{f.transport(), f.traddr(), f.trsvcid(), f.nqn()};
+    if (std::any_of(ctrls.begin(), ctrls.end(), [&](const NvmeCtrl& c) { return ctrl_serves(c, p); })) continue;
+    v1::FabricsConnectRequest q;  // as pd connect with the recorded ctrl-loss-tmo: the same defaults apply
+    q.set_ctrl_loss_tmo_s(f.ctrl_loss_tmo_s());
+    ConnectTimeouts t;
+    std::string ctrl, err;
+    if (auto s = check_timeouts(q, &t); !s.ok()) err = "its recorded timeout: " + s.error_message();
+    else if (fabrics_connect(host, p, t, &ctrl, &err) && wait_namespaces(p.nqn).empty())
+      err = "connected as " + ctrl + " but no namespace appeared within 15 s";
+    if (!err.empty()) {
+      out.failed[p.nqn] = "its NVMe-oF path " + p.nqn + " at " + at(p) + " was not reconnected at start: " + err;
+      spdlog::warn("{}", out.failed[p.nqn]);
+      continue;
+    }
+    spdlog::info("NVMe-oF path {} at {} reconnected at start as {}", p.nqn, at(p), ctrl);
+    out.reconnected.push_back(p.nqn + " at " + at(p) + " as " + ctrl + ": reconnected at start");
+  }
+  return out;
 }
 
 }  // namespace gpuraid::daemon

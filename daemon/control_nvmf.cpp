@@ -4,10 +4,14 @@
 // created; what the daemon creates is recorded (NvmfRecord) and is all that
 // unexport removes. At start the recorded export is brought back over the
 // recovered ublk device: what is still in configfs is taken over as it is.
+// A DH-HMAC-CHAP key lives in a secret file of the state dir (never in the
+// registry, answers or log); without it the export is not restored.
 #include <arpa/inet.h>
 
 #include "daemon/control_plane.h"
+#include "daemon/dhchap_key.h"
 #include "daemon/logging.h"
+#include "daemon/secret_files.h"
 #include "daemon/validate.h"
 
 namespace gpuraid::daemon {
@@ -51,6 +55,10 @@ bool loopback(const std::string& adrfam, const std::string& traddr) {
   return inet_pton(AF_INET, traddr.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
+// Where an export's DH-HMAC-CHAP key is kept.
+SecretFiles nvmf_secrets(const RegistryStore& store) { return SecretFiles(store.dir() + "/secrets"); }
+std::string dhchap_file(const std::string& vd) { return "nvmf-" + vd + ".dhchap"; }
+
 std::string where(const st::NvmfRecord& n) {
   return n.transport() + "://" + (n.adrfam() == "ipv6" ? "[" + n.traddr() + "]" : n.traddr()) + ":" + n.trsvcid();
 }
@@ -75,7 +83,14 @@ NvmetExport ControlPlane::nvmet_spec(const VolRec& v) const {
 
 grpc::Status ControlPlane::start_nvmf(VolRec& v) {
   st::NvmfRecord& n = *v.r.mutable_nvmf();
-  const NvmetExport x = nvmet_spec(v);
+  NvmetExport x = nvmet_spec(v);
+  if (n.dhchap()) {  // never served without the key it was exported with
+    std::string err;
+    if (!nvmf_secrets(store_).load(dhchap_file(v.r.id()), &x.dhchap_key, &err))
+      return precondition("its DH-HMAC-CHAP key is missing: " + err);
+    if (std::string why = dhchap_key_problem(x.dhchap_key); !why.empty())
+      return precondition(nvmf_secrets(store_).path(dhchap_file(v.r.id())) + ": " + why);
+  }
   NvmetOwned owned{n.port_id(), n.port_created(), {n.hosts_created().begin(), n.hosts_created().end()}};
   std::vector<NvmetOp> ops;
   std::string err;
@@ -91,6 +106,22 @@ grpc::Status ControlPlane::start_nvmf(VolRec& v) {
   for (const auto& h : owned.hosts_created) n.add_hosts_created(h);
   if (!ops.empty()) spdlog::info("volume {}: nvmet {} ({} configfs changes)", v.r.id(), n.nqn(), ops.size());
   return grpc::Status::OK;
+}
+
+void ControlPlane::undo_ublk_export(VolRec& v, bool made_ublk) {
+  if (!made_ublk) return;
+  std::string err;
+  if (!exporter_->unexport(v.r.id(), &err)) spdlog::error("volume {}: undoing the ublk export: {}", v.r.id(), err);
+  v.r.set_export_kind(v1::EXPORT_KIND_UNSPECIFIED);
+  v.r.set_ublk_dev_id(-1);
+  v.export_active = false;
+  v.dev_path.clear();
+}
+
+void ControlPlane::forget_nvmf_secret(const VolRec& v) {
+  std::string err;
+  if (v.r.nvmf().dhchap() && !nvmf_secrets(store_).remove(dhchap_file(v.r.id()), &err))
+    spdlog::error("volume {}: {}", v.r.id(), err);
 }
 
 grpc::Status ControlPlane::stop_nvmf(VolRec& v) {
@@ -112,6 +143,12 @@ grpc::Status ControlPlane::export_nvmf(VolRec& v, const v1::ExportVolumeRequest&
     if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
   }
   if (r.allow_any_host() && !hosts.empty()) return invalid("give --allow-host or --allow-any-host, not both");
+  const std::string key = dhchap_trim(r.dhchap_secret());
+  if (!r.dhchap_secret().empty()) {
+    if (r.allow_any_host())
+      return invalid("a DH-HMAC-CHAP key is for the hosts named with --allow-host, not with --allow-any-host");
+    if (std::string why = dhchap_key_problem(key); !why.empty()) return invalid(why);
+  }
   if (!r.allow_any_host() && hosts.empty())
     return invalid("say which hosts may connect: --allow-host HOSTNQN (the host's /etc/nvme/hostnqn), or --allow-any-host");
   if (r.allow_any_host() && !loopback(l.adrfam, l.traddr) && !r.force())
@@ -158,23 +195,28 @@ grpc::Status ControlPlane::export_nvmf(VolRec& v, const v1::ExportVolumeRequest&
   n.set_trsvcid(l.trsvcid);
   for (const auto& h : hosts) n.add_allowed_hosts(h);
   n.set_allow_any_host(r.allow_any_host());
-  if (auto s = start_nvmf(v); !s.ok()) {
-    v.r.clear_nvmf();
-    if (made_ublk) {
-      std::string e2;
-      if (!exporter_->unexport(v.r.id(), &e2)) spdlog::error("volume {}: undoing the ublk export: {}", v.r.id(), e2);
-      v.r.set_export_kind(v1::EXPORT_KIND_UNSPECIFIED);
-      v.r.set_ublk_dev_id(-1);
-      v.export_active = false;
-      v.dev_path.clear();
+  const SecretFiles secrets = nvmf_secrets(store_);
+  std::string err;
+  if (!key.empty()) {
+    if (!secrets.save(dhchap_file(v.r.id()), key, &err)) {
+      v.r.clear_nvmf();
+      undo_ublk_export(v, made_ublk);
+      return precondition("cannot keep the DH-HMAC-CHAP key: " + err + "; nothing was changed");
     }
+    n.set_dhchap(true);
+  }
+  if (auto s = start_nvmf(v); !s.ok()) {
+    if (!key.empty() && !secrets.remove(dhchap_file(v.r.id()), &err)) spdlog::error("volume {}: {}", v.r.id(), err);
+    v.r.clear_nvmf();
+    undo_ublk_export(v, made_ublk);
     return s;
   }
   v.r.set_export_kind(v1::EXPORT_KIND_NVMF);
   if (r.allow_any_host())
     spdlog::warn("volume {}: NVMe-oF {} at {} allows ANY host to connect", v.r.id(), nqn, where(n));
-  spdlog::info("volume {}: exported over NVMe-oF as {} at {} ({} over nvmet port {}{})", v.r.id(), nqn, where(n),
-               v.dev_path, n.port_id(), n.port_created() ? ", created" : ", shared");
+  spdlog::info("volume {}: exported over NVMe-oF as {} at {} ({} over nvmet port {}{}{})", v.r.id(), nqn, where(n),
+               v.dev_path, n.port_id(), n.port_created() ? ", created" : ", shared",
+               n.dhchap() ? ", hosts authenticate with DH-HMAC-CHAP" : "");
   return grpc::Status::OK;
 }
 
@@ -198,6 +240,7 @@ void ControlPlane::nvmf_to_api(const VolRec& v, v1::Export* e) const {
   o->set_trsvcid(n.trsvcid());
   for (const auto& h : n.allowed_hosts()) o->add_allowed_hosts(h);
   o->set_allow_any_host(n.allow_any_host());
+  o->set_dhchap(n.dhchap());
   o->set_port_id(n.port_id());
   const NvmetExport x = nvmet_spec(v);
   o->set_port_shared(!n.port_created() || nvmet_.port_subsystems(n.port_id()).size() > 1);

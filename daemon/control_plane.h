@@ -234,6 +234,8 @@ class ControlPlane {
   NvmetExport nvmet_spec(const VolRec& v) const;
   grpc::Status start_nvmf(VolRec& v);  // creates what is missing in configfs, records what it made
   grpc::Status stop_nvmf(VolRec& v);   // removes what the daemon made
+  void forget_nvmf_secret(const VolRec& v);  // at unexport: its DH-HMAC-CHAP key file
+  void undo_ublk_export(VolRec& v, bool made_ublk);  // a failed export's ublk device
   void restore_nvmf(VolRec& v);
   void nvmf_to_api(const VolRec& v, v1::Export* e) const;
 

@@ -6,14 +6,34 @@
 
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
+#include "daemon/fabrics_reconnect.h"
 #include "daemon/logging.h"
 
 namespace gpuraid::daemon {
 
 void ControlPlane::restore_drives(const st::Registry& reg) {
   for (const auto& r : reg.drives()) drives_[r.id()].r = r;
+  // pd connect's paths that a host reboot took away (fabrics_reconnect.h).
+  std::map<std::string, st::FabricsRecord> paths;  // by NQN: pd connect refuses a second path
+  for (const auto& [id, d] : drives_)
+    if (d.r.has_fabrics()) paths.emplace(d.r.fabrics().nqn(), d.r.fabrics());
+  FabricsReconnect rc;
+  HostIdentity host;
+  if (!paths.empty()) {
+    if (auto s = host_identity(&host); !s.ok()) {
+      for (const auto& [nqn, f] : paths) rc.failed[nqn] = "its NVMe-oF path was not reconnected at start: " + s.error_message();
+    } else {
+      std::vector<st::FabricsRecord> list;
+      for (const auto& [nqn, f] : paths) list.push_back(f);
+      rc = reconnect_fabrics(list, host);
+      for (const auto& m : rc.reconnected) publish(v1::EVENT_KIND_FABRICS_CONNECTED, m);
+    }
+  }
   // NVMe namespaces by stable id: /dev/nvme* numbers may have changed.
   resolve_nvme_paths();
+  for (auto& [id, d] : drives_)
+    if (d.missing && d.r.has_fabrics() && rc.failed.count(d.r.fabrics().nqn()))
+      d.note = rc.failed.at(d.r.fabrics().nqn());
   for (auto& [id, d] : drives_) {
     const auto& r = d.r;
     if (!held_here(d) || r.failed() || d.missing) continue;

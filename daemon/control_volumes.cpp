@@ -273,6 +273,7 @@ grpc::Status ControlPlane::stop_export(VolRec& v) {
   if (v.r.export_kind() == v1::EXPORT_KIND_NVMF)
     if (auto s = stop_nvmf(v); !s.ok()) return s;
   if (v.export_active && exporter_ && !exporter_->unexport(v.r.id(), &err)) return precondition(err);
+  if (v.r.export_kind() == v1::EXPORT_KIND_NVMF) forget_nvmf_secret(v);
   v.r.set_export_kind(v1::EXPORT_KIND_UNSPECIFIED);
   v.r.set_export_listen("");
   v.r.set_ublk_dev_id(-1);

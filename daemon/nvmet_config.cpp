@@ -70,14 +70,15 @@ std::string errno_text(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + strerror(errno);
 }
 
-bool write_attr(const std::string& p, const std::string& v, std::string* err) {
+// `shown`: what an error message calls the value (a secret is never shown).
+bool write_attr(const std::string& p, const std::string& v, const std::string& shown, std::string* err) {
   int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return *err = errno_text("cannot open", p), false;
   ssize_t n = ::write(fd, v.data(), v.size());
   int e = errno;
   ::close(fd);
   errno = e;
-  if (n != ssize_t(v.size())) return *err = errno_text("cannot write " + v + " to", p), false;
+  if (n != ssize_t(v.size())) return *err = errno_text("cannot write " + shown + " to", p), false;
   return true;
 }
 
@@ -90,7 +91,10 @@ bool run_op(const NvmetOp& op, std::string* err) {
       if (rmdir(op.path.c_str()) != 0) return *err = errno_text("cannot remove", op.path), false;
       return true;
     case NvmetOp::Write:
-      return write_attr(op.path, op.value, err);
+      if (!op.secret) return write_attr(op.path, op.value, op.value, err);
+      if (write_attr(op.path, op.value, "the DH-HMAC-CHAP key", err)) return true;
+      if (errno == ENOENT) *err += " (this kernel's NVMe target has no DH-HMAC-CHAP: CONFIG_NVME_TARGET_AUTH)";
+      return false;
     case NvmetOp::Symlink:
       if (symlink(op.value.c_str(), op.path.c_str()) != 0) return *err = errno_text("cannot link", op.path), false;
       return true;
@@ -193,10 +197,21 @@ bool Nvmet::plan_create(const NvmetExport& x, NvmetOwned* owned, std::vector<Nvm
   }
   for (const auto& h : x.hosts) {
     const std::string hp = root_ + "/hosts/" + h;
-    if (!exists(hp)) {
+    const bool ours = std::find(owned->hosts_created.begin(), owned->hosts_created.end(), h) != owned->hosts_created.end();
+    const bool new_host = !exists(hp);
+    if (new_host) {
       add(NvmetOp::Mkdir, hp);
-      if (std::find(owned->hosts_created.begin(), owned->hosts_created.end(), h) == owned->hosts_created.end())
-        owned->hosts_created.push_back(h);
+      if (!ours) owned->hosts_created.push_back(h);
+    }
+    if (!x.dhchap_key.empty() && (new_host || read_attr(hp + "/dhchap_key") != x.dhchap_key)) {
+      if (!new_host && !ours) {
+        *err = "host " + h + " is already set up on this host's NVMe target (for another subsystem) " +
+               (read_attr(hp + "/dhchap_key").empty() ? "without a DH-HMAC-CHAP key" : "with another DH-HMAC-CHAP key") +
+               ": nvmet keeps the key per host, so a key here would change how " + h +
+               " authenticates to the other subsystems; give the key it has, or export without --dhchap-secret";
+        return false;
+      }
+      ops->push_back({NvmetOp::Write, hp + "/dhchap_key", x.dhchap_key, true});
     }
     if (!exists(sub + "/allowed_hosts/" + h)) add(NvmetOp::Symlink, sub + "/allowed_hosts/" + h, hp);
   }

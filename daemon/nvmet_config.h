@@ -31,6 +31,11 @@ struct NvmetExport {
   std::string traddr, trsvcid;
   std::vector<std::string> hosts;  // allowed host NQNs
   bool allow_any_host = false;
+  // DH-HMAC-CHAP: the secret (DHHC-1:...) the listed hosts authenticate
+  // with, "" for none. nvmet keeps it per host entry (hosts/<nqn>/dhchap_key),
+  // so it is set only on an entry the daemon made: another entry with
+  // another key (or none) serves other subsystems too, and is refused.
+  std::string dhchap_key;
 };
 
 // What the daemon created (and so may remove).
@@ -45,6 +50,7 @@ struct NvmetOp {
   enum Kind { Mkdir, Rmdir, Write, Symlink, Unlink } kind;
   std::string path;   // absolute
   std::string value;  // Write: the text; Symlink: the target
+  bool secret = false;  // Write of a secret: error messages never show the value
   bool operator==(const NvmetOp&) const = default;
 };
 

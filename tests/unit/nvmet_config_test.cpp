@@ -196,6 +196,96 @@ TEST_F(NvmetConfigTest, AFailedStepUndoesTheStepsBeforeIt) {
   EXPECT_TRUE(fs::is_directory(root + "/subsystems/x"));
 }
 
+// DH-HMAC-CHAP: the key goes into the host entries the daemon makes (and
+// back into them after a restart); an entry that serves other subsystems
+// without that key is refused, since nvmet keeps the key per host.
+const char* kKey = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+
+TEST_F(NvmetConfigTest, SetsTheKeyOnTheHostEntriesItMakes) {
+  auto x = spec();
+  x.hosts = {"nqn.host:a", "nqn.host:b"};
+  x.dhchap_key = kKey;
+  Nvmet t(root);
+  NvmetOwned owned;
+  std::vector<NvmetOp> ops;
+  std::string err;
+  ASSERT_TRUE(t.plan_create(x, &owned, &ops, &err)) << err;
+  for (auto h : {"nqn.host:a", "nqn.host:b"}) {
+    const std::string key = root + "/hosts/" + h + "/dhchap_key";
+    size_t mk = ops.size(), wr = ops.size(), ln = ops.size();
+    for (size_t i = 0; i < ops.size(); i++) {
+      if (ops[i].kind == NvmetOp::Mkdir && ops[i].path == root + "/hosts/" + h) mk = i;
+      if (ops[i].kind == NvmetOp::Write && ops[i].path == key) wr = i;
+      if (ops[i].kind == NvmetOp::Symlink && ops[i].path.find("/allowed_hosts/" + std::string(h)) != std::string::npos) ln = i;
+    }
+    ASSERT_LT(wr, ops.size()) << "no key written for " << h;
+    EXPECT_EQ(ops[wr].value, kKey);
+    EXPECT_TRUE(ops[wr].secret);
+    EXPECT_LT(mk, wr);
+    EXPECT_LT(wr, ln) << "the host is allowed only once its key is set";
+  }
+  // Without a key nothing is written under hosts/.
+  ops.clear();
+  NvmetOwned o2;
+  ASSERT_TRUE(t.plan_create(spec(), &o2, &ops, &err)) << err;
+  for (const auto& o : ops) EXPECT_FALSE(o.kind == NvmetOp::Write && o.path.find("/hosts/") != std::string::npos) << o.path;
+}
+
+TEST_F(NvmetConfigTest, PutsTheKeyBackOnlyWhereItIsNotSet) {
+  auto x = spec();
+  x.dhchap_key = kKey;
+  subsystem(x.nqn, "/dev/ublkb0");
+  fs::create_directory(root + "/hosts/nqn.host:a");
+  put("hosts/nqn.host:a/dhchap_key", "");  // as the kernel shows an entry without a key
+  link("subsystems/" + x.nqn + "/allowed_hosts/nqn.host:a", "hosts/nqn.host:a");
+  port("1", "127.0.0.1", "4420");
+  link("ports/1/subsystems/" + x.nqn, "subsystems/" + x.nqn);
+  Nvmet t(root);
+  NvmetOwned owned{"1", true, {"nqn.host:a"}};  // the daemon's entry
+  std::vector<NvmetOp> ops;
+  std::string err;
+  ASSERT_TRUE(t.plan_create(x, &owned, &ops, &err)) << err;
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_TRUE(ops[0] == (NvmetOp{NvmetOp::Write, root + "/hosts/nqn.host:a/dhchap_key", kKey, true}));
+  put("hosts/nqn.host:a/dhchap_key", kKey);  // the kernel has it (a restart after SIGKILL)
+  ops.clear();
+  ASSERT_TRUE(t.plan_create(x, &owned, &ops, &err)) << err;
+  EXPECT_TRUE(ops.empty());
+}
+
+TEST_F(NvmetConfigTest, RefusesAKeyOnSomeoneElsesHostEntry) {
+  auto x = spec();
+  x.dhchap_key = kKey;
+  fs::create_directory(root + "/hosts/nqn.host:a");
+  put("hosts/nqn.host:a/dhchap_key", "");
+  Nvmet t(root);
+  NvmetOwned owned;
+  std::vector<NvmetOp> ops;
+  std::string err;
+  EXPECT_FALSE(t.plan_create(x, &owned, &ops, &err));
+  EXPECT_NE(err.find("without a DH-HMAC-CHAP key"), std::string::npos) << err;
+  put("hosts/nqn.host:a/dhchap_key", "DHHC-1:00:another:");
+  EXPECT_FALSE(t.plan_create(x, &owned, &ops, &err));
+  EXPECT_NE(err.find("another DH-HMAC-CHAP key"), std::string::npos) << err;
+  EXPECT_EQ(err.find("DHHC-1"), std::string::npos) << "a key in a message: " << err;
+  // The same key: the entry is shared as it is.
+  put("hosts/nqn.host:a/dhchap_key", kKey);
+  ops.clear();
+  ASSERT_TRUE(t.plan_create(x, &owned, &ops, &err)) << err;
+  for (const auto& o : ops) EXPECT_EQ(o.path.find("/hosts/"), std::string::npos) << o.path;
+  EXPECT_TRUE(owned.hosts_created.empty());
+}
+
+TEST(NvmetApply, NeverShowsASecretInAnError) {
+  std::string err;
+  // /dev/full takes the open and refuses the write (ENOSPC).
+  EXPECT_FALSE(Nvmet::apply({{NvmetOp::Write, "/dev/full", kKey, true}}, &err));
+  EXPECT_NE(err.find("DH-HMAC-CHAP key"), std::string::npos) << err;
+  EXPECT_EQ(err.find("DHHC-1"), std::string::npos) << err;
+  EXPECT_FALSE(Nvmet::apply({{NvmetOp::Write, "/dev/full", "1"}}, &err));
+  EXPECT_NE(err.find("cannot write 1 to /dev/full"), std::string::npos) << err;
+}
+
 TEST_F(NvmetConfigTest, SaysWhatIsMissing) {
   EXPECT_EQ(Nvmet(root).unavailable(), "");
   EXPECT_NE(Nvmet(root + "/none").unavailable(), "");

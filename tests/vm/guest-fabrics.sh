@@ -5,12 +5,14 @@
 # connects them and builds a RAID 6 over 4 emulated NVMe + the 2 TCP
 # namespaces (a 5th emulated NVMe is its spare). Usage:
 #   guest-fabrics.sh BINDIR [STEP...]   (default: every step, in order)
-# Steps: bad_input connect raid6 path_return path_timeout
+# Steps: bad_input connect raid6 path_return path_timeout reboot
+#   reboot: gpuraidd stopped and the TCP paths disconnected (as a host reboot
+#           leaves them): the next start connects them again, dg0 is whole
 # Figures go to $VMLANE_RESULTS (a file) when set; timings are TCG.
 set -uo pipefail
 BIN=$1
 shift
-STEPS=${*:-bad_input connect raid6 path_return path_timeout}
+STEPS=${*:-bad_input connect raid6 path_return path_timeout reboot}
 W=${VMLANE_WORK:-/run/lane}
 R=/run/fabrics   # sockets and state: 9p cannot hold a socket
 mkdir -p $W $R
@@ -21,19 +23,7 @@ NQN=nqn.2026-11.io.gpuraid.lane:tcp
 LOSS_TMO=45   # ctrl-loss-tmo of the TCP paths (s)
 failures=0
 
-log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-fail() { log "FAIL: $*"; failures=$((failures + 1)); return 1; }
-result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
-gp() { "$BIN/gpuraid" --socket $SOCK "$@"; }
-json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
-# refused WHAT EXPECTED-TEXT CMD...: the command must fail and say EXPECTED-TEXT.
-refused() {
-  local what=$1 want=$2 out
-  shift 2
-  if out=$("$@" 2>&1); then fail "$what: accepted ($out)"; return 1; fi
-  grep -qi -- "$want" <<<"$out" || { fail "$what: said '$out', expected '$want'"; return 1; }
-  log "refused as expected ($what): $out"
-}
+source "$(dirname "$0")/guest-lib.sh"
 # wait_event KIND SECONDS: until the daemon has logged an event of KIND (e.g. member_missing).
 wait_event() {
   local kind=$1 n=$(($2 * 10))
@@ -83,10 +73,7 @@ done
 [ ${#LOCAL[@]} -eq 5 ] || { log "FAIL: expected 5 emulated NVMe drives, found ${LOCAL[*]}"; exit 1; }
 
 ulimit -c unlimited && echo "$W/core.%e.%p" >/proc/sys/kernel/core_pattern   # a crash leaves its core for gdb on the host
-$BIN/gpuraidd --state-dir $R/state --socket $SOCK --log-file $W/gpuraidd.log --reactors 2 &
-DPID=$!
-for _ in $(seq 1 300); do gp info >/dev/null 2>&1 && break; sleep 0.1; done
-gp info >/dev/null || { log "FAIL: gpuraidd did not come up"; tail -20 $W/gpuraidd.log; exit 1; }
+start_daemon || { tail -20 $W/gpuraidd.log; exit 1; }
 
 step_bad_input() {
   local ctrls=$(tcp_ctrls)
@@ -181,14 +168,17 @@ step_path_timeout() {
   port_up 2 ${NQN}1 || fail "port up"
 }
 
-for s in $STEPS; do
-  log "step $s"
-  before=$failures
-  step_$s || true
-  [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
-done
-kill -0 $DPID 2>/dev/null || fail "gpuraidd is gone"
-kill -TERM $DPID 2>/dev/null; wait $DPID
-[ $failures -eq 0 ] || { log "daemon log:"; tail -40 $W/gpuraidd.log; }
-log "done: $failures failure(s)"
-[ $failures -eq 0 ]
+step_reboot() {
+  stop_daemon
+  for i in 0 1; do timeout 60 nvme disconnect -n $NQN$i >/dev/null 2>&1; done  # (1 is gone after path_timeout)
+  [ "$(tcp_ctrls)" = 0 ] || { fail "TCP controllers left after the disconnect"; return 1; }
+  start_daemon || return 1
+  [ "$(tcp_ctrls)" -ge 1 ] || fail "no TCP controller after the start"
+  grep -q "reconnected at start" $W/gpuraidd.log || fail "the daemon's log says nothing of a reconnect"
+  [ "$(gp pd show ${TCP[0]} --json | json 'd["state"]')" = online ] ||
+    fail "${TCP[0]} is not online after the start: $(gp pd show ${TCP[0]})"
+  [ "$(gp dg show dg0 --json | json 'd["state"]')" = optimal ] || fail "dg0 is $(gp dg show dg0 --json | json 'd["state"]')"
+  fio_nbd base 0 32M --verify_only && result "pd connect paths reconnected at daemon start: dg0 optimal, data verified"
+}
+
+run_steps $STEPS

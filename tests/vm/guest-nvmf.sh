@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs inside the lane's guest (see run.sh): a VD served over NVMe-oF by
 # the kernel's target (vd export --nvmf), with the real daemon and CLI.
-# RAID 5 over 4 emulated NVMe; the host side is nvme-cli on the same guest
+# RAID 5 over 4 emulated NVMe (a 5th becomes its spare); the host side is nvme-cli on the same guest
 # (127.0.0.1). Usage:
 #   guest-nvmf.sh BINDIR [STEP...]   (default: every step, in order)
 # Steps:
@@ -9,22 +9,27 @@
 #   bad_input: no host list, any host on a non-loopback address, an address
 #              not on the host, a port another application listens on, a
 #              duplicate NQN, rdma://: refused, configfs and the VD unchanged
-#   export:    export, a second export refused, nvme connect with the allowed
-#              host NQN (namespace UUID = the one vd show reports), a host NQN
-#              not allowed is refused, vd show lists the connection
+#   export:    export with a DH-HMAC-CHAP key (--dhchap-secret-file), a second
+#              export refused, nvme connect with the allowed host NQN and its
+#              key (namespace UUID = the one vd show reports); a host NQN not
+#              allowed, no key or a wrong key: refused; vd show lists the
+#              connection; the key only in its 0600 file and nvmet's host entry
 #   fio_kill:  fio crc32c verify on the remote namespace while gpuraidd is
 #              SIGKILLed and restarted: fio completes and verifies
+#   failure:   a member failed while the host writes (fio crc32c verify):
+#              the spare (a 5th emulated NVMe) rebuilds, the data verifies
 #   unexport:  with the host connected (and another subsystem sharing the
 #              daemon's port): the host's controller goes away; configfs
-#              differs from before the export only by the shared port
+#              differs from before the export only by the shared port; the
+#              key file is gone
 #   restart:   a clean stop takes the subsystem away, the next start brings
 #              it back with the same namespace identity; with --ublk-on-exit
 #              keep a clean stop leaves it serving and the next start takes it
-#              over unchanged
+#              over unchanged; the key is set again after the clean restart
 set -uo pipefail
 BIN=$1
 shift
-STEPS=${*:-modules bad_input export fio_kill unexport restart}
+STEPS=${*:-modules bad_input export fio_kill failure unexport restart}
 W=${VMLANE_WORK:-/run/lane}
 R=/run/nvmf   # sockets and state: 9p cannot hold a socket
 mkdir -p $W $R
@@ -35,41 +40,24 @@ HOST=nqn.2026-11.io.gpuraid.lane:host1      # the allowed host
 BADHOST=nqn.2026-11.io.gpuraid.lane:intruder
 OTHER=nqn.2026-11.io.gpuraid.lane:bystander # someone else's subsystem: never touched
 PORT=4420
-DPID=""
+KEYFILE=$R/host1.key                        # HOST's DH-HMAC-CHAP key (made in the export step)
+SECRET=$R/state/secrets/nvmf-vd0.dhchap     # where the daemon keeps it
 failures=0
 
-log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-fail() { log "FAIL: $*"; failures=$((failures + 1)); return 1; }
-result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
-gp() { "$BIN/gpuraid" --socket $SOCK "$@"; }
-json() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+DAEMON_ARGS=(--ublk-depth 64)
+source "$(dirname "$0")/guest-lib.sh"
 nvmf() { gp vd show vd0 --json | json "d.get('export',{}).get('nvmf',{}).get('$1','')"; }
-refused() {  # WHAT EXPECTED-TEXT CMD...: must fail saying EXPECTED-TEXT
-  local what=$1 want=$2 out
-  shift 2
-  if out=$("$@" 2>&1); then fail "$what: accepted ($out)"; return 1; fi
-  grep -qi -- "$want" <<<"$out" || { fail "$what: said '$out', expected '$want'"; return 1; }
-  log "refused as expected ($what): $out"
-}
 # Every configfs entry with its value or link target: what "nothing else changed" compares.
 snapshot() {  # (grep exits 2 for the write-only attributes it cannot read)
   { find $CFG -mindepth 1 -printf '%p -> %l\n'; grep -rs "" $CFG || true; } | sort
 }
-start_daemon() {
-  $BIN/gpuraidd --state-dir $R/state --socket $SOCK --log-file $W/gpuraidd.log --reactors 2 --ublk-depth 64 "$@" \
-    >>$W/gpuraidd.out 2>&1 &
-  DPID=$!
-  for _ in $(seq 1 600); do
-    gp info >/dev/null 2>&1 && return 0
-    kill -0 $DPID 2>/dev/null || { fail "gpuraidd exited during start-up: $(tail -5 $W/gpuraidd.log)"; DPID=""; return 1; }
-    sleep 0.1
-  done
-  fail "gpuraidd did not answer within 60 s"
-}
-stop_daemon() {
-  [ -n "$DPID" ] || return 0
-  kill -TERM $DPID; wait $DPID || fail "gpuraidd exit status $? on SIGTERM"
-  DPID=""
+# The key $1 is nowhere but in its files: not in the registry, the daemon's
+# log and output, or what the API answers.
+key_leaks() {
+  local body=${1:10:24}
+  { gp vd show vd0 --json; gp status --json; } >$W/api.json 2>&1
+  grep -l -- "$body" $R/state/registry.json $W/gpuraidd.log $W/gpuraidd.out $W/api.json && fail "the key is in the files above"
+  return 0
 }
 # The host's controllers of subsystem $1.
 host_ctrls() {
@@ -89,14 +77,14 @@ remote_ns() {
 
 for m in nvme nvme-tcp ublk_drv; do modprobe $m || { log "FAIL: modprobe $m"; exit 1; }; done
 ip link set lo up
-for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.1; done
-DRIVES=()
-for i in 0 1 2 3; do
+for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
+DRIVES=()   # members vmlane0..3, then the spare vmlane4
+for i in 0 1 2 3 4; do
   for c in /sys/class/nvme/nvme*; do
     [ "$(cat $c/serial 2>/dev/null | tr -d ' ')" = "vmlane$i" ] && DRIVES+=("/dev/$(basename $c)n1")
   done
 done
-[ ${#DRIVES[@]} -eq 4 ] || { log "FAIL: expected 4 emulated NVMe drives, found ${DRIVES[*]}"; exit 1; }
+[ ${#DRIVES[@]} -eq 5 ] || { log "FAIL: expected 5 emulated NVMe drives, found ${DRIVES[*]}"; exit 1; }
 ulimit -c unlimited && echo "$W/core.%e.%p" >/proc/sys/kernel/core_pattern
 start_daemon || exit 1
 for i in 0 1 2 3; do gp pd add ${DRIVES[$i]} --id pd$i >/dev/null || { log "FAIL: pd add"; exit 1; }; done
@@ -140,8 +128,12 @@ step_bad_input() {
 
 step_export() {
   [ -f $W/cfg.before ] || snapshot >$W/cfg.before
-  local out
-  out=$(gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST) || { fail "vd export --nvmf: $out"; return 1; }
+  local out key wrong
+  key=$(nvme gen-dhchap-key --nqn $HOST --hmac 1) && wrong=$(nvme gen-dhchap-key --nqn $HOST --hmac 1) ||
+    { fail "nvme gen-dhchap-key"; return 1; }
+  (umask 077 && echo "$key" >$KEYFILE)
+  out=$(gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST --dhchap-secret-file $KEYFILE) ||
+    { fail "vd export --nvmf: $out"; return 1; }
   log "$out"
   NQN=$(nvmf nqn)
   [ -n "$NQN" ] && grep -q "$NQN" <<<"$out" || fail "export did not report the NQN '$NQN': $out"
@@ -149,9 +141,11 @@ step_export() {
   [ "$(cat $CFG/subsystems/$NQN/attr_allow_any_host)" = 0 ] || fail "any host allowed by default"
   refused "export twice" "already exported over NVMe-oF" gp vd export vd0 --nvmf tcp://127.0.0.1:4421 --allow-host $HOST
   refused "bad host connects" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $BADHOST
-  [ -z "$(host_ctrls $NQN)" ] || fail "a host not allowed got a controller"
-  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST -l 8 -c 2 >$W/connect 2>&1 ||
-    { fail "nvme connect: $(cat $W/connect)"; return 1; }
+  refused "no key" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST
+  refused "wrong key" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST --dhchap-secret "$wrong"
+  [ -z "$(host_ctrls $NQN)" ] || fail "a host not allowed, or without the key, got a controller"
+  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST --dhchap-secret "$key" -l 8 -c 2 \
+    >$W/connect 2>&1 || { fail "nvme connect with the key: $(cat $W/connect)"; return 1; }
   wait_ctrls $NQN 1 20 || return 1
   for _ in $(seq 1 100); do REMOTE=$(remote_ns $NQN); [ -n "$REMOTE" ] && break; sleep 0.1; done
   [ -b "$REMOTE" ] || { fail "no block device for $NQN"; return 1; }
@@ -159,6 +153,11 @@ step_export() {
   [ "$uuid" = "$(nvmf ns_uuid)" ] || fail "the host sees namespace uuid '$uuid', vd show says '$(nvmf ns_uuid)'"
   UUID=$uuid
   gp vd show vd0 | tee $W/show | grep -q "connected.*127.0.0.1" || fail "vd show lists no connection: $(cat $W/show)"
+  grep -q "authenticated with DH-HMAC-CHAP" $W/show || fail "vd show does not say hosts authenticate: $(cat $W/show)"
+  [ "$(nvmf dhchap)" = True ] || fail "vd show --json: dhchap is '$(nvmf dhchap)'"
+  [ "$(stat -c %a $SECRET 2>&1)" = 600 ] || fail "the key file $SECRET: mode $(stat -c %a $SECRET 2>&1), want 600"
+  [ "$(cat $CFG/hosts/$HOST/dhchap_key)" = "$key" ] || fail "nvmet's $HOST entry does not hold the key"
+  key_leaks "$key"
   result "nvmf export $NQN: host $(host_ctrls $NQN) $REMOTE uuid $uuid"
 }
 
@@ -180,6 +179,26 @@ step_fio_kill() {
   result "nvmf: fio crc32c verify of 32M across SIGKILL+restart of gpuraidd: ok in $(( $(date +%s) - t0 )) s (TCG)"
 }
 
+step_failure() {
+  [ -b "${REMOTE:-}" ] || { fail "no remote namespace (export step)"; return 1; }
+  gp pd add ${DRIVES[4]} --id pd4 >/dev/null && gp pd spare pd4 --group r5 >/dev/null || { fail "the spare"; return 1; }
+  local io=(--name=failure --filename=$REMOTE --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k --iodepth=16
+            --offset=64M --size=32M --verify=crc32c --verify_fatal=1)
+  fio "${io[@]}" --do_verify=1 >$W/fio.failure 2>&1 &
+  local fpid=$! t0=$(date +%s)
+  sleep 3
+  kill -0 $fpid 2>/dev/null || fail "fio ended before the failure (make it longer)"
+  gp pd fail pd1 >/dev/null || fail "pd fail pd1"
+  log "member pd1 failed under fio on $REMOTE"
+  timeout 300 tail --pid=$fpid -f /dev/null || { fail "fio still running 300 s after the failure"; kill $fpid; }
+  wait $fpid || fail "fio across the member failure: $(tail -5 $W/fio.failure)"
+  local state
+  for _ in $(seq 1 600); do state=$(gp dg show r5 --json | json 'd["state"]'); [ "$state" = optimal ] && break; sleep 0.5; done
+  [ "$state" = optimal ] || { fail "r5 is $state 300 s after the failure, not rebuilt onto the spare"; return 1; }
+  fio "${io[@]}" --verify_only >$W/fio.failure.verify 2>&1 || fail "data after the rebuild: $(tail -5 $W/fio.failure.verify)"
+  result "nvmf: member failed under the remote host's fio, spare rebuilt, data verified in $(( $(date +%s) - t0 )) s (TCG)"
+}
+
 step_unexport() {
   [ -n "${NQN:-}" ] || { fail "not exported (export step)"; return 1; }
   local pid=$(nvmf port_id)
@@ -195,11 +214,13 @@ step_unexport() {
   rm $CFG/ports/$pid/subsystems/$OTHER && rmdir $CFG/ports/$pid
   ls /dev/ublkb* >/dev/null 2>&1 && fail "the ublk device is still there: $(ls /dev/ublkb*)"
   [ "$(cat $CFG/subsystems/$OTHER/namespaces/1/enable)" = 1 ] || fail "$OTHER was disabled"
+  [ -e $SECRET ] && fail "unexport left the key file $SECRET"
   result "nvmf unexport with a host connected: controller gone, $OTHER and the shared port untouched"
 }
 
 step_restart() {
-  gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST >/dev/null || { fail "export again"; return 1; }
+  gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST --dhchap-secret-file $KEYFILE >/dev/null ||
+    { fail "export again"; return 1; }
   NQN=$(nvmf nqn)
   local uuid=$(nvmf ns_uuid)
   [ -z "${UUID:-}" ] || [ "$uuid" = "$UUID" ] || fail "a re-export changed the namespace uuid"
@@ -208,6 +229,7 @@ step_restart() {
   start_daemon --ublk-on-exit keep || return 1
   [ -d $CFG/subsystems/$NQN ] || fail "the next start did not configure $NQN again: $(gp vd show vd0)"
   [ "$(cat $CFG/subsystems/$NQN/namespaces/1/device_uuid)" = "$uuid" ] || fail "uuid changed across a clean restart"
+  [ "$(cat $CFG/hosts/$HOST/dhchap_key)" = "$(cat $KEYFILE)" ] || fail "the next start did not set $HOST's key again"
   # A planned restart (--ublk-on-exit keep): the target keeps serving the kept device.
   snapshot >$W/cfg.kept
   stop_daemon
@@ -216,16 +238,8 @@ step_restart() {
   snapshot | diff $W/cfg.kept - >$W/cfg.diff || { fail "a planned restart changed configfs"; cat $W/cfg.diff; }
   gp vd unexport vd0 >/dev/null || fail "unexport"
   snapshot | diff $W/cfg.before - >$W/cfg.diff || { fail "configfs differs after export/stop/start/unexport"; cat $W/cfg.diff; }
+  [ -e $SECRET ] && fail "unexport left the key file $SECRET"
+  key_leaks "$(cat $KEYFILE)"
 }
 
-for s in $STEPS; do
-  log "step $s"
-  before=$failures
-  step_$s || true
-  [ $failures -eq $before ] && log "step $s: passed" || log "step $s: FAILED"
-done
-kill -0 $DPID 2>/dev/null || fail "gpuraidd is gone"
-stop_daemon
-[ $failures -eq 0 ] || { log "daemon log:"; tail -40 $W/gpuraidd.log; }
-log "done: $failures failure(s)"
-[ $failures -eq 0 ]
+run_steps $STEPS
