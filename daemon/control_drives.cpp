@@ -8,6 +8,7 @@
 #include "daemon/created_file.h"
 #include "engine/io/nvme_char.h"
 #include "daemon/convert.h"
+#include "engine/levels/level.h"
 #include "daemon/logging.h"
 #include "daemon/validate.h"
 #include "engine/units.h"
@@ -289,8 +290,9 @@ grpc::Status ControlPlane::set_drive_spare(const v1::SetDriveSpareRequest& q, v1
   }
   GroupRec* gr;
   if (auto s = online_group(q.group(), &gr); !s.ok()) return s;
-  if (gr->r.level() == v1::RAID_LEVEL_0)
-    return precondition(q.group() + " is raid0: it has no redundancy, so a spare could never take over a member "
+  Level level;
+  if (level_from_api(gr->r.level(), &level) && !level_description(level).spares)
+    return precondition(q.group() + " is " + level_description(level).name + ": it has no redundancy, so a spare could never take over a member "
                          "(a failure fails the group)");
   std::string err;
   auto drive = std::move(d->drive);

@@ -6,6 +6,7 @@
 #include "daemon/convert.h"
 #include "daemon/logging.h"
 #include "daemon/validate.h"
+#include "engine/levels/level.h"
 #include "engine/units.h"
 
 namespace gpuraid::daemon {
@@ -199,11 +200,12 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   }
   GroupConfig cfg;
   if (!level_from_api(q.level(), &cfg.level))
-    return invalid("give a RAID level: 0, 1, 10, 5, 6 or ec (got " + std::to_string(int(q.level())) + ")");
-  if (cfg.level == Level::EC) {
+    return invalid("give a RAID level: " + level_numbers() + " (got " + std::to_string(int(q.level())) + ")");
+  const LevelDescription& level = level_description(cfg.level);
+  if (level.chosen_parity) {
     if (q.parity() < 1 || q.parity() > kMaxParity)
-      return invalid("ec needs a parity count of 1.." + std::to_string(kMaxParity) + " (got " +
-                     std::to_string(q.parity()) + ")");
+      return invalid(std::string(level.name) + " needs a parity count of 1.." + std::to_string(kMaxParity) +
+                     " (got " + std::to_string(q.parity()) + ")");
   } else if (q.parity() != 0) {
     return invalid("a parity count is only given for level ec");
   }
@@ -218,8 +220,8 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   if (q.spares_size() > 16) return invalid("at most 16 dedicated spares");
   std::set<std::string> seen;
   std::vector<DriveRec*> members, spares;
-  if (q.spares_size() && (cfg.level == Level::R0))
-    return invalid("raid0 has no redundancy: a spare could never take over a member (a failure fails the group)");
+  if (q.spares_size() && !level.spares)
+    return invalid(std::string(level.name) + " has no redundancy: a spare could never take over a member (a failure fails the group)");
   for (int pass = 0; pass < 2; pass++) {
     const auto& list = pass ? q.spares() : q.drives();
     for (const auto& id : list) {

@@ -8,6 +8,7 @@
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
 #include "daemon/prom_text.h"
+#include "engine/levels/level.h"
 #include "proto/api_words.h"
 
 namespace gpuraid::daemon {
@@ -15,10 +16,12 @@ namespace gpuraid::daemon {
 namespace {
 
 std::string level_word(const v1::Group& g) {
-  if (g.level() == v1::RAID_LEVEL_EC)
-    return "ec" + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
-  std::string l = v1::RaidLevel_Name(g.level());
-  return "raid" + l.substr(sizeof("RAID_LEVEL_") - 1);
+  Level level;
+  if (!level_from_api(g.level(), &level)) return "unknown";
+  const LevelDescription& d = level_description(level);
+  if (d.chosen_parity)
+    return d.name + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
+  return d.name;
 }
 
 std::string role_word(v1::DriveRole r) {

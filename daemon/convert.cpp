@@ -1,5 +1,6 @@
 #include "daemon/convert.h"
 
+#include "engine/levels/level.h"
 #include "proto/api_words.h"
 
 #include <cctype>
@@ -9,28 +10,17 @@ namespace gpuraid::daemon {
 
 namespace v1 = gpuraid::v1;
 
+// Each level's description carries its RaidLevel value (engine/levels/).
 bool level_from_api(v1::RaidLevel l, Level* out) {
-  switch (l) {
-    case v1::RAID_LEVEL_0: *out = Level::R0; return true;
-    case v1::RAID_LEVEL_1: *out = Level::R1; return true;
-    case v1::RAID_LEVEL_10: *out = Level::R10; return true;
-    case v1::RAID_LEVEL_5: *out = Level::R5; return true;
-    case v1::RAID_LEVEL_6: *out = Level::R6; return true;
-    case v1::RAID_LEVEL_EC: *out = Level::EC; return true;
-    default: return false;
-  }
+  const LevelDescription* d = level_by_api(int(l));
+  if (!d) return false;
+  *out = d->level;
+  return true;
 }
 
 v1::RaidLevel level_to_api(Level l) {
-  switch (l) {
-    case Level::R0: return v1::RAID_LEVEL_0;
-    case Level::R1: return v1::RAID_LEVEL_1;
-    case Level::R10: return v1::RAID_LEVEL_10;
-    case Level::R5: return v1::RAID_LEVEL_5;
-    case Level::R6: return v1::RAID_LEVEL_6;
-    case Level::EC: return v1::RAID_LEVEL_EC;
-  }
-  return v1::RAID_LEVEL_UNSPECIFIED;
+  const int v = level_description(l).api_value;
+  return v1::RaidLevel_IsValid(v) ? v1::RaidLevel(v) : v1::RAID_LEVEL_UNSPECIFIED;
 }
 
 bool drive_type_from_api(v1::DriveType t, DriveType* out) {

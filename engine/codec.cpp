@@ -8,16 +8,7 @@
 
 namespace gpuraid {
 
-static CodeKind kind_of(const Geometry& g) {
-  switch (g.level) {
-    case Level::R5: return CodeKind::Xor;
-    case Level::R6: return CodeKind::PQ;
-    case Level::EC: return CodeKind::Cauchy;
-    default: return CodeKind::None;
-  }
-}
-
-Codec::Codec(const Geometry& g) : Codec(kind_of(g), g.data_strips(), g.is_mirror() ? 0 : g.parity) {}
+Codec::Codec(const Geometry& g) : Codec(g.description().code, g.data_strips(), g.is_mirror() ? 0 : g.parity) {}
 
 Codec::Codec(CodeKind kind, uint32_t k, uint32_t m) : kind_(kind), k_(k), m_(m) { build(); }
 

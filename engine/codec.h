@@ -8,10 +8,9 @@
 #include <vector>
 
 #include "engine/geometry.h"
+#include "engine/levels/level.h"
 
 namespace gpuraid {
-
-enum class CodeKind : uint8_t { None, Xor, PQ, Cauchy };
 
 class Codec {
  public:

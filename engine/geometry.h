@@ -1,13 +1,19 @@
 // RAID geometry: level, member count, strip size and where every strip lives.
-// Pure functions of the geometry; no I/O. RAID 5/6 follow md's default
-// left-symmetric layout so strips sit exactly where md puts them.
+// Pure functions of the geometry; no I/O. Where strips live and what the
+// level survives is the level's own unit's answer (engine/levels/): this
+// file never switches on the level.
 #pragma once
 #include <cstdint>
 #include <string>
 
 namespace gpuraid {
 
+// Values are stored in superblocks: never renumber. Each has its unit in
+// engine/levels/ and its line in engine/levels/registry.cpp.
 enum class Level : uint8_t { R0, R1, R10, R5, R6, EC };
+
+class LevelLayout;
+struct LevelDescription;
 
 const char* level_name(Level l);
 // Parses "0", "1", "10", "5", "6", "ec"; returns false on anything else.
@@ -32,11 +38,15 @@ struct Geometry {
   static bool make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
                    uint64_t member_bytes, Geometry* out, std::string* err);
 
+  // The level's unit and its description.
+  const LevelLayout& layout() const;
+  const LevelDescription& description() const;
+
   // Data strips per stripe (row): R0 n, R1 1, R10 n/2, R5 n-1, R6 n-2, EC n-m.
   uint32_t data_strips() const;
   // Copies of each data strip for mirror levels (R1: n, R10: 2); 1 otherwise.
   uint32_t copies() const;
-  bool is_mirror() const { return level == Level::R1 || level == Level::R10; }
+  bool is_mirror() const;
   bool has_parity() const { return parity > 0; }
   uint64_t stripes() const { return member_data_bytes / strip_bytes; }
   uint64_t stripe_data_bytes() const { return uint64_t(data_strips()) * strip_bytes; }

@@ -82,19 +82,35 @@ WritePlan plan_stripe_write(const Geometry& g, uint64_t stripe, const StripRange
     p.mode = WriteMode::FullStripe;
     return p;
   }
+  if ((parity_roles & ~failed) == 0) {
+    // No parity row survives to be updated: the data is written alone and
+    // nothing old is needed (the op's encode output goes nowhere).
+    p.mode = WriteMode::ReconstructWrite;
+    return p;
+  }
   const uint64_t rmw_reads = written | (parity_roles & ~failed);
   const bool rmw_ok = !force_reconstruct && (written & failed) == 0 && m > 0;
   const bool rcw_ok = (needs_old & failed) == 0;
-  if (rmw_ok && (!rcw_ok || std::popcount(rmw_reads) < std::popcount(needs_old))) {
-    p.mode = WriteMode::ReadModifyWrite;
-    p.read_roles = rmw_reads;
-  } else if (rcw_ok) {
+  // The cheapest method, ties to the earlier: reconstruct-write, read-modify-
+  // write, then a degraded write, which reads any k survivors and rebuilds
+  // the old data it lacks. With members lost that can read less than both
+  // (RAID 6 2+2 without d0, writing d1: P and Q, not d1, P and Q). Never
+  // while parity may be stale (force_reconstruct) unless nothing else can.
+  uint32_t best = ~0u;
+  if (rcw_ok) {
     p.mode = needs_old ? WriteMode::ReconstructWrite : WriteMode::FullStripe;
     p.read_roles = needs_old;
-  } else {
+    best = uint32_t(std::popcount(needs_old));
+  }
+  if (rmw_ok && uint32_t(std::popcount(rmw_reads)) < best) {
+    p.mode = WriteMode::ReadModifyWrite;
+    p.read_roles = rmw_reads;
+    best = uint32_t(std::popcount(rmw_reads));
+  }
+  if (force_reconstruct ? best == ~0u : k < best) {
     p.mode = WriteMode::DegradedWrite;
-    p.recover_roles = needs_old & failed;
     p.read_roles = pick_survivors(k, k + m, failed);
+    p.recover_roles = needs_old & ~p.read_roles;
   }
   return p;
 }

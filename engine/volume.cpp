@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "engine/invariant.h"
+#include "engine/levels/level.h"
 #include "engine/ops/op.h"
 #include "engine/units.h"
 
@@ -220,7 +221,7 @@ bool Volume::split_write(Reactor& r, IoRequest* req) {
   const uint64_t sdb = geo_.stripe_data_bytes();
   const uint64_t end = req->offset + req->length;
   uint64_t& cursor = req->next_off;
-  if (geo_.level == Level::R0) {
+  if (geo_.description().write_path == WritePath::Direct) {
     const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
     while (cursor < end) {
       const uint64_t o = cursor, e = std::min(end, (o / chunk + 1) * chunk);

@@ -12,6 +12,7 @@
 
 #include "engine/group/group_impl.h"
 #include "engine/group/metadata_io.h"
+#include "engine/levels/level.h"
 #include "engine/planner.h"
 
 namespace gpuraid {
@@ -258,7 +259,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   for (size_t i = 0; i < drives.size(); i++)
     if (drives[i]) return fail(err, drives[i]->path() + " was a member of this group but is no longer listed in it"), nullptr;
   Geometry g;
-  if (!Geometry::make(top.level, top.members, top.level == Level::EC ? top.parity : 0, top.strip_bytes,
+  if (!Geometry::make(top.level, top.members, level_description(top.level).chosen_parity ? top.parity : 0, top.strip_bytes,
                       top.member_data_bytes, &g, err))
     return nullptr;
   const uint64_t unusable = failed | (rebuilding >= 0 ? 1ull << rebuilding : 0);

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "engine/levels/level.h"
+
 namespace gpuraid {
 
 namespace {
@@ -139,7 +141,7 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   r.bytes(s.member_uuid.data(), 16);
   s.slot = r.u32();
   uint32_t level = r.u32();
-  if (level > uint32_t(Level::EC)) return DecodeResult::Malformed;
+  if (!level_known(level)) return DecodeResult::Malformed;
   s.level = Level(level);
   s.members = r.u32();
   s.parity = r.u32();
@@ -171,7 +173,7 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     return DecodeResult::Malformed;
   Geometry g;
   std::string err;
-  if (!Geometry::make(s.level, s.members, s.level == Level::EC ? s.parity : 0, s.strip_bytes,
+  if (!Geometry::make(s.level, s.members, level_description(s.level).chosen_parity ? s.parity : 0, s.strip_bytes,
                       s.member_data_bytes, &g, &err) || g.member_data_bytes != s.member_data_bytes)
     return DecodeResult::Malformed;
   *sb = s;

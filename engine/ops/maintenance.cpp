@@ -380,7 +380,7 @@ void skip_rebuild(Op* op) {
 
 void maint_locked(Op* op) {
   const Geometry& g = op->vol->geometry();
-  if (g.level == Level::R0) {
+  if (!g.has_parity() && !g.is_mirror()) {  // no redundancy: nothing to rebuild or scrub
     op->mres->skipped = true;
     return finish(op, 0);
   }

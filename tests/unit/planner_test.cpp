@@ -141,3 +141,31 @@ TEST(Planner, StripRangeMergeKeepsOneRange) {
   EXPECT_EQ(r.b, 12288u);
   EXPECT_FALSE(r.merge(16384, 20480));  // a gap
 }
+
+// Found by planner_grid_test: with every parity row lost there is nothing
+// to update, so nothing old is read.
+TEST(Planner, NoParityLeftWritesDataAlone) {
+  Geometry g = geo(Level::R5, 4);
+  Ranges w;
+  w.set(0, 0, 4096);
+  const uint64_t failed = 1ull << g.parity_member(2, 0);
+  WritePlan p = plan_stripe_write(g, 2, w.r, failed, false);
+  EXPECT_EQ(p.reads(), 0u);
+  EXPECT_EQ(p.write_roles, 1u);  // the data alone
+}
+
+// Found by planner_grid_test: RAID 6 2+2 without d0, writing d1 in part:
+// any two survivors rebuild d0 (a degraded write reads 2), where
+// read-modify-write read d1, P and Q.
+TEST(Planner, DegradedWriteWhenCheaperThanReadModifyWrite) {
+  Geometry g = geo(Level::R6, 4);
+  Ranges w;
+  w.set(1, 0, 4096);
+  const uint64_t failed = 1ull << g.data_member(0, 0);
+  WritePlan p = plan_stripe_write(g, 0, w.r, failed, false);
+  EXPECT_EQ(p.mode, WriteMode::DegradedWrite);
+  EXPECT_EQ(p.reads(), 2u);
+  EXPECT_EQ(p.recover_roles, 1u);  // d0
+  // With parity that may be stale it stays off parity where it can.
+  EXPECT_NE(plan_stripe_write(g, 0, w.r, failed, true).mode, WriteMode::ReadModifyWrite);
+}
