@@ -248,12 +248,8 @@ bool Volume::split_write(Reactor& r, IoRequest* req) {
     op->stripe = s;
     cursor = e;
     strip_ranges(geo_, s, o, e - o, op->ranges);
-    if (kind == OpKind::MirrorWrite) {
-      start_mirror_write(op);
-    } else {
-      op->stream = req->stream;
-      start_parity_write(op);
-    }
+    if (kind == OpKind::MirrorWrite) start_mirror_write(op);
+    else start_parity_write(op);
   }
   if (gather.holding()) gather.scan();  // held stripes take the writes that queued on them
   return true;

@@ -51,10 +51,7 @@ struct Op {
   Op* rider_next = nullptr;
   int rider_result = 0;
 
-  // Full-stripe gathering (ops/write_gather.h).
-  bool stream = false;     // the request continues a recent write request
-  bool held = false;       // held for the rest of its stripe
-  Op* held_next = nullptr;
+  Op* held_next = nullptr;  // held for the rest of its stripe (ops/write_gather.h)
 
   // Execution state of the current phase.
   void (*phase_done)(Op*) = nullptr;

@@ -20,7 +20,6 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->failed_snapshot = 0;
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
-  op->stream = op->held = false;
   op->held_next = nullptr;
   if (kind == OpKind::ParityWrite) v->op_pool(r.id()).gather().op_started();
   op->pending = 0;

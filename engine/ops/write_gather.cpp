@@ -16,26 +16,26 @@ bool WriteGather::note_write(uint64_t off, uint64_t len) {
   return false;
 }
 
+// How many of the op's data strips, from the first, it writes whole.
+static uint32_t whole_strips(const Op* op) {
+  const Geometry& g = op->vol->geometry();
+  uint32_t i = 0;
+  while (i < g.data_strips() && op->ranges[i].a == 0 && op->ranges[i].b == g.strip_bytes) i++;
+  return i;
+}
+
+static bool stripe_full(const Op* op) { return whole_strips(op) == op->vol->geometry().data_strips(); }
+
 // The op's bytes are a head [0, x) of its stripe, short of the whole: the
 // stream it belongs to goes on in this stripe.
 bool WriteGather::qualifies(const Op* op) const {
-  if (hold_ns_ == 0 || !op->stream || op->fua) return false;
-  const Geometry& g = op->vol->geometry();
-  const uint32_t k = g.data_strips(), strip = g.strip_bytes;
-  uint32_t i = 0;
-  while (i < k && op->ranges[i].a == 0 && op->ranges[i].b == strip) i++;
+  if (hold_ns_ == 0 || !op->req->stream || op->fua) return false;
+  const uint32_t k = op->vol->geometry().data_strips(), i = whole_strips(op);
   if (i == k) return false;  // full already
   if (!op->ranges[i].empty() && op->ranges[i].a != 0) return false;
   for (uint32_t j = i + 1; j < k; j++)
     if (!op->ranges[j].empty()) return false;
   return i > 0 || !op->ranges[0].empty();
-}
-
-static bool stripe_full(const Op* op) {
-  const Geometry& g = op->vol->geometry();
-  for (uint32_t i = 0; i < g.data_strips(); i++)
-    if (op->ranges[i].a != 0 || op->ranges[i].b != g.strip_bytes) return false;
-  return true;
 }
 
 // Held ops and the riders of this reactor they carry: none of them moves
@@ -56,7 +56,6 @@ bool WriteGather::try_hold(Op* op, void (*go)(Op*)) {
   if (tail_) tail_->held_next = op;
   else head_ = op;
   tail_ = op;
-  op->held = true;
   op->vol->mutable_stats().held_writes++;
   op->task.run = expired;
   op->task.arg = op;
@@ -76,7 +75,6 @@ void WriteGather::unlink(Op* op) {
   *pp = op->held_next;
   if (tail_ == op) tail_ = prev;
   op->held_next = nullptr;
-  op->held = false;
 }
 
 void WriteGather::release(Op* op) {
