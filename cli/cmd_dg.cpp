@@ -16,6 +16,15 @@ namespace gpuraid::cli {
 namespace {
 std::string gstate(v1::GroupState s) { return group_state_word(s); }
 
+std::string rate_or(uint64_t r, const char* none) { return r ? rate_str(double(r)) : none; }
+
+// "rebuild unlimited (20 MB/s under I/O), scrub 50 MB/s"
+std::string rates_str(const v1::Group& g) {
+  std::string s = "rebuild " + rate_or(g.rebuild_rate_bytes_s(), "unlimited");
+  if (g.rebuild_min_rate_bytes_s()) s += " (" + rate_or(g.rebuild_min_rate_bytes_s(), "") + " under I/O)";
+  return s + ", scrub " + rate_or(g.scrub_rate_bytes_s(), "unlimited");
+}
+
 std::string failures(uint32_t n) {
   return n == 0 ? "no further member failure" : std::to_string(n) + " more member failure" + (n > 1 ? "s" : "");
 }
@@ -68,8 +77,7 @@ void print_group(const v1::Group& g) {
                 {"rebuilds", g.rebuild_held() ? "held (gpuraid dg rebuild " + g.name() + " start)" : "run"},
                 {"spares", spares.empty() ? "-" : spares},
                 {"volumes", vols.empty() ? "-" : vols},
-                {"rates", "rebuild " + (g.rebuild_rate_bytes_s() ? rate_str(double(g.rebuild_rate_bytes_s())) : "unlimited") +
-                              ", scrub " + (g.scrub_rate_bytes_s() ? rate_str(double(g.scrub_rate_bytes_s())) : "unlimited")},
+                {"rates", rates_str(g)},
                 {"note", g.note().empty() ? "-" : g.note()}});
   printf("\n");
   Table t({"IDX", "DRIVE", "PATH", "SIZE", "UNUSED", "STATE", "REBUILT"});
@@ -320,25 +328,28 @@ void add_dg_commands(Cli& c) {
   add_dg_back_commands(c, dg);
   {
     struct A {
-      std::string group, rebuild, scrub;
+      std::string group, rebuild, rebuild_min, scrub;
     };
     auto a = std::make_shared<A>();
     auto* s = dg->add_subcommand("rates", "limit rebuild and scrub bandwidth (per second; 0 = unlimited)");
     s->add_option("group", a->group, "group name")->required();
-    s->add_option("--rebuild", a->rebuild, "rebuild rate, e.g. 200M")->check(kSize);
+    s->add_option("--rebuild", a->rebuild, "rebuild (and resync, init) rate at most, e.g. 200M (md's speed_limit_max)")
+        ->check(kSize);
+    s->add_option("--rebuild-min", a->rebuild_min,
+                  "rate the rebuild is held to while volumes serve I/O, e.g. 20M (md's speed_limit_min; 0 = not held)")
+        ->check(kSize);
     s->add_option("--scrub", a->scrub, "scrub rate, e.g. 50M")->check(kSize);
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         v1::SetRatesRequest q;
         q.set_group(a->group);
         if (!a->rebuild.empty()) q.set_rebuild_bytes_s(size_arg(a->rebuild));
+        if (!a->rebuild_min.empty()) q.set_rebuild_min_bytes_s(size_arg(a->rebuild_min));
         if (!a->scrub.empty()) q.set_scrub_bytes_s(size_arg(a->scrub));
         v1::Group r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::SetRates, q, &r)) return rc;
         if (c.g.json) print_json(r);
-        else printf("%s: rebuild %s, scrub %s\n", r.name().c_str(),
-                    r.rebuild_rate_bytes_s() ? rate_str(double(r.rebuild_rate_bytes_s())).c_str() : "unlimited",
-                    r.scrub_rate_bytes_s() ? rate_str(double(r.scrub_rate_bytes_s())).c_str() : "unlimited");
+        else printf("%s: %s\n", r.name().c_str(), rates_str(r).c_str());
         return int(kOk);
       };
     });

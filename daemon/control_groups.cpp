@@ -49,6 +49,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_rebuild_rate_bytes_s(r.rebuild_rate_bytes_s());
   out->set_rebuild_held(r.rebuild_held());
   out->set_scrub_rate_bytes_s(r.scrub_rate_bytes_s());
+  out->set_rebuild_min_rate_bytes_s(r.rebuild_min_rate_bytes_s());
   for (auto& s : r.spares()) out->add_spares(s);
   for (auto& [id, v] : volumes_)
     if (v.r.group() == r.name()) out->add_volumes(id);
@@ -494,9 +495,19 @@ grpc::Status ControlPlane::set_rates(const v1::SetRatesRequest& q, v1::Group* ou
   std::lock_guard<std::mutex> g(mu_);
   GroupRec* gr;
   if (auto s = online_group(q.group(), &gr); !s.ok()) return s;
-  if (!q.has_rebuild_bytes_s() && !q.has_scrub_bytes_s()) return invalid("give a rebuild rate, a scrub rate or both");
-  for (uint64_t r : {q.rebuild_bytes_s(), q.scrub_bytes_s()})
+  if (!q.has_rebuild_bytes_s() && !q.has_scrub_bytes_s() && !q.has_rebuild_min_bytes_s())
+    return invalid("give a rebuild rate, a rebuild minimum, a scrub rate, or several");
+  for (uint64_t r : {q.rebuild_bytes_s(), q.scrub_bytes_s(), q.rebuild_min_bytes_s()})
     if (r > kMaxRate) return invalid("a rate of " + std::to_string(r) + " bytes/s is past 1 PiB/s: use 0 for unlimited");
+  const uint64_t max = q.has_rebuild_bytes_s() ? q.rebuild_bytes_s() : gr->r.rebuild_rate_bytes_s();
+  const uint64_t min = q.has_rebuild_min_bytes_s() ? q.rebuild_min_bytes_s() : gr->r.rebuild_min_rate_bytes_s();
+  if (max && min > max)
+    return invalid("the rebuild minimum (" + std::to_string(min) + " bytes/s, kept under foreground I/O) is above its maximum (" +
+                   std::to_string(max) + " bytes/s): lower the minimum or raise the maximum");
+  if (q.has_rebuild_min_bytes_s()) {
+    gr->g->set_rebuild_min_rate(q.rebuild_min_bytes_s());
+    gr->r.set_rebuild_min_rate_bytes_s(q.rebuild_min_bytes_s());
+  }
   if (q.has_rebuild_bytes_s()) {
     gr->g->set_rebuild_rate(q.rebuild_bytes_s());
     gr->r.set_rebuild_rate_bytes_s(q.rebuild_bytes_s());

@@ -193,6 +193,7 @@ void ControlPlane::attach_group(GroupRec& gr) {
   std::string name = gr.r.name();
   gr.g->set_event_handler([this, name](const GroupEvent& ev) { on_group_event(name, ev); });
   gr.g->set_rebuild_rate(gr.r.rebuild_rate_bytes_s());
+  gr.g->set_rebuild_min_rate(gr.r.rebuild_min_rate_bytes_s());
   gr.g->set_scrub_rate(gr.r.scrub_rate_bytes_s());
   gr.g->pause_rebuild(gr.r.rebuild_held());  // dg rebuild stop: held across restarts
   gr.g->start_background(host_.engine().reactor(0));

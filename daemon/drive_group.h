@@ -66,6 +66,7 @@ class DriveGroup {
   virtual void pause_scrub(bool paused) = 0;
   virtual void stop_scrub() = 0;
   virtual void set_rebuild_rate(uint64_t bytes_per_s) = 0;
+  virtual void set_rebuild_min_rate(uint64_t bytes_per_s) = 0;  // held to it under foreground I/O
   virtual void set_scrub_rate(uint64_t bytes_per_s) = 0;
   virtual Progress rebuild_progress() const = 0;
   virtual Progress resync_progress() const = 0;

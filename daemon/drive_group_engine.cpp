@@ -37,6 +37,7 @@ class EngineGroup final : public DriveGroup {
   void pause_scrub(bool p) override { g_->pause_scrub(p); }
   void stop_scrub() override { g_->stop_scrub(); }
   void set_rebuild_rate(uint64_t r) override { g_->set_rebuild_rate(r); }
+  void set_rebuild_min_rate(uint64_t r) override { g_->set_rebuild_min_rate(r); }
   void set_scrub_rate(uint64_t r) override { g_->set_scrub_rate(r); }
   Progress rebuild_progress() const override { return g_->rebuild_progress(); }
   Progress resync_progress() const override { return g_->resync_progress(); }

@@ -15,8 +15,8 @@ namespace {
 // that per-member runs are long, small enough to bound iovec counts.
 constexpr uint64_t kMaxDirectOpBytes = 4u << 20;
 // Ops of each reactor's pool kept for background maintenance (its largest
-// window is 8 stripes) and read retries.
-constexpr uint32_t kMaintenanceOps = 16;
+// window is two rebuild runs) and read retries; at most half of a small pool.
+constexpr uint32_t kMaintenanceOps = 2 * kMaxRunStripes;
 }  // namespace
 
 void OpPoolDeleter::operator()(OpPool* p) const { delete p; }
@@ -94,12 +94,19 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
     v->slots_[i].store(uint32_t(slot));
   }
   for (uint32_t i = 0; i < engine.reactor_count(); i++)
-    v->op_pools_.emplace_back(new OpPool(v.get(), &engine.reactor(i), engine.ops_per_reactor(), kMaintenanceOps,
+    v->op_pools_.emplace_back(new OpPool(v.get(), &engine.reactor(i), engine.ops_per_reactor(),
+                                         std::min(kMaintenanceOps, engine.ops_per_reactor() / 2),
                                          engine.write_gather_ns()));
   return v;
 }
 
 OpPool& Volume::op_pool(uint32_t reactor) { return *op_pools_[reactor]; }
+
+uint64_t Volume::foreground_requests() const {
+  uint64_t n = 0;
+  for (const auto& p : op_pools_) n += p->requests();
+  return n;
+}
 
 bool Volume::validate(const IoRequest& req, std::string* why) const {
   auto no = [&](const std::string& m) {
@@ -131,12 +138,13 @@ int Volume::submit(Reactor& r, IoRequest* req, std::string* why) {
   req->result = 0;
   req->parts_left = 1;  // the split guard: no part completes the request while it is being split
   req->next_off = req->offset;
+  OpPool& pool = op_pool(r.id());
+  pool.count_request();
   if (failed()) {
     req->result = -EIO;
     end_split(r, req);
     return 0;
   }
-  OpPool& pool = op_pool(r.id());
   if (pool.has_waiters() || !split(r, req)) pool.park(req, false);  // behind those already waiting
   return 0;
 }
@@ -276,6 +284,40 @@ int Volume::submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uin
   start_maintenance(op);
   end_split(r, req);
   return 0;
+}
+
+int Volume::submit_rebuild_run(Reactor& r, IoRequest* req, uint64_t first, RebuildRun* run) {
+  r.claim();
+  if (first >= geo_.stripes() || run->n == 0 || run->n > kMaxRunStripes) return -EINVAL;
+  if (rebuilding_member() < 0) return -EINVAL;
+  const uint32_t want = uint32_t(std::min<uint64_t>(run->n, geo_.stripes() - first));
+  req->home = &r;
+  req->result = 0;
+  req->parts_left = 1;
+  uint32_t got = 0;
+  for (; got < want; got++) {
+    Op* op = new_op(this, r, req, OpKind::Maintenance, OpClass::Maintenance);
+    if (!op) break;
+    run->res[got] = MaintenanceResult{};
+    op->stripe = first + got;
+    op->off = op->stripe * geo_.stripe_data_bytes();
+    op->len = geo_.stripe_data_bytes();
+    op->buf = nullptr;
+    op->mkind = Maintenance::Rebuild;
+    op->mres = &run->res[got];
+    op->rebuild_member = rebuilding_member();
+    run->ops[got] = op;
+  }
+  if (got == 0) return -EAGAIN;  // every op is in use: the background work tries again on its next kick
+  run->n = got;
+  if (geo_.has_parity()) {
+    for (uint32_t i = 0; i < got; i++) run->ops[i]->run = run;
+    start_rebuild_run(run);
+  } else {  // mirrors: each stripe on its own (a copy, no recovery to batch)
+    for (uint32_t i = 0; i < got; i++) start_maintenance(run->ops[i]);
+  }
+  end_split(r, req);
+  return int(got);
 }
 
 bool Volume::split_flush(Reactor& r, IoRequest* req) {

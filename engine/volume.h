@@ -20,6 +20,7 @@
 namespace gpuraid {
 
 struct Op;
+struct RebuildRun;
 class OpPool;
 // Deletes an OpPool where its type is complete (ops/), so that volume.h
 // need not expose it.
@@ -170,6 +171,14 @@ class Volume {
   };
   // Like submit(): req->done runs on r; req->result is 0 or -errno.
   int submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uint64_t stripe, MaintenanceResult* out);
+  // Rebuild of run->n stripes from `first` (at most kMaxRunStripes, see
+  // ops/rebuild_run.h): one op per stripe, as many as the pool gives now.
+  // Returns the stripes taken (then req->done runs once, when all are
+  // done), or -errno with nothing started.
+  int submit_rebuild_run(Reactor& r, IoRequest* req, uint64_t first, RebuildRun* run);
+
+  // Foreground requests submitted so far, over every reactor.
+  uint64_t foreground_requests() const;
 
   // Engine-internal (ops).
   StripeLockTable& locks() { return locks_; }

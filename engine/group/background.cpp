@@ -5,20 +5,29 @@
 #include <thread>
 
 #include "engine/clock.h"
+#include "engine/ops/rebuild_run.h"
 
 namespace gpuraid {
 
 namespace {
-// Stripes in flight per kind. Rebuild overlaps several (its ops finish in
-// order, see ops/maintenance.cpp); resync goes one at a time.
-constexpr uint32_t kWindow[int(Work::kCount)] = {8, 1, 4, 4};
+// Stripes in flight per kind: rebuild keeps two runs in flight (one reads
+// while the other writes; see run_stripes_), resync goes one stripe at a
+// time, init and scrub overlap four.
+constexpr uint32_t kRebuildRuns = 2;
+constexpr uint32_t kWindow[int(Work::kCount)] = {0, 1, 4, 4};
+// The share of the reactor's buffer arena one rebuild run may take.
+constexpr size_t kRunArenaShare = 4;
+// The volume counts as busy this long after its last foreground request.
+constexpr uint64_t kBusyNs = 200'000'000;
 }  // namespace
 
 struct BackgroundWork::Slot {
   IoRequest req;
   Volume::MaintenanceResult res;
+  std::unique_ptr<RebuildRun> run;  // rebuild: made on first use, reused
   Work kind = Work::Scrub;
   uint64_t stripe = 0;
+  uint32_t stripes = 1;  // in flight for this slot (a rebuild run's length)
   BackgroundWork* bw = nullptr;
 };
 
@@ -32,8 +41,13 @@ BackgroundWork::~BackgroundWork() {
 }
 
 void BackgroundWork::attach(Reactor& r) {
+  run_stripes_ = rebuild_run_stripes(v_.geometry(), r.pool().size() / kRunArenaShare);
   r_ = &r;
   kick();
+}
+
+uint32_t BackgroundWork::window(Work w) const {
+  return w == Work::Rebuild ? kRebuildRuns * run_stripes_ : kWindow[int(w)];
 }
 
 // The task lives in this object, which may be freed right after shutdown:
@@ -109,9 +123,10 @@ bool BackgroundWork::shutdown(double timeout_s) {
   return true;
 }
 
-uint64_t BackgroundWork::next_stripe(Work w, bool* none) {
+uint64_t BackgroundWork::next_stripe(Work w, uint32_t* count) {
   const uint64_t stripes = v_.geometry().stripes();
-  *none = false;
+  const uint32_t want = *count;
+  *count = 0;
   uint64_t& c = cursor_[int(w)];
   switch (w) {
     case Work::Rebuild:
@@ -125,17 +140,16 @@ uint64_t BackgroundWork::next_stripe(Work w, bool* none) {
     case Work::Scrub: break;
     case Work::kCount: break;
   }
-  if (c >= stripes || (w == Work::Scrub && stop_scrub_)) {
-    *none = true;
-    return 0;
-  }
-  return c++;
+  if (c >= stripes || (w == Work::Scrub && stop_scrub_)) return 0;
+  *count = uint32_t(std::min<uint64_t>(want, stripes - c));
+  c += *count;
+  return c - *count;
 }
 
 bool BackgroundWork::issue_one(Work w) {
-  bool none;
-  uint64_t stripe = next_stripe(w, &none);
-  if (none) return false;
+  uint32_t count = w == Work::Rebuild ? std::min(run_stripes_, window(w) - in_flight_) : 1;
+  uint64_t stripe = next_stripe(w, &count);
+  if (!count) return false;
   Slot* s;
   if (free_slots_.empty()) {
     s = new Slot();  // at most the largest window, reused afterwards
@@ -149,18 +163,26 @@ bool BackgroundWork::issue_one(Work w) {
   s->req = IoRequest{};
   s->req.ctx = s;
   s->req.done = on_done;
-  Volume::Maintenance m = w == Work::Rebuild ? Volume::Maintenance::Rebuild
-                          : w == Work::Scrub ? (scrub_repair_ ? Volume::Maintenance::ScrubRepair : Volume::Maintenance::Scrub)
+  int taken;
+  if (w == Work::Rebuild) {
+    if (!s->run) s->run = std::make_unique<RebuildRun>();
+    s->run->n = count;
+    taken = v_.submit_rebuild_run(*r_, &s->req, stripe, s->run.get());
+  } else {
+    Volume::Maintenance m = w == Work::Scrub ? (scrub_repair_ ? Volume::Maintenance::ScrubRepair : Volume::Maintenance::Scrub)
                                              : Volume::Maintenance::Resync;
-  in_flight_++;
-  if (v_.submit_maintenance(*r_, &s->req, m, stripe, &s->res) != 0) {
-    // Refused (every op in use, or the rebuild ended): the stripe is not
-    // done, so the cursor goes back to it; the next kick tries again.
-    in_flight_--;
+    taken = v_.submit_maintenance(*r_, &s->req, m, stripe, &s->res) == 0 ? 1 : -1;
+  }
+  if (taken <= 0) {
+    // Refused (every op in use, or the rebuild ended): the stripes are not
+    // done, so the cursor goes back to them; the next kick tries again.
     cursor_[int(w)] = stripe;
     free_slots_.push_back(s);
     return false;
   }
+  s->stripes = uint32_t(taken);  // req->done never runs inside a submit
+  in_flight_ += s->stripes;
+  cursor_[int(w)] = stripe + s->stripes;  // the pool may have given fewer ops than asked
   return true;
 }
 
@@ -175,9 +197,9 @@ void BackgroundWork::run() {
       continue;
     }
     if (p.paused) return;  // a paused kind holds the ones below it back too
-    if (!p.started_ns) p.started_ns = mono_ns();
-    while (in_flight_ < kWindow[wi]) {
-      if (uint64_t rate = p.rate_bytes_s) {  // the housekeeping tick kicks again later
+    const uint64_t rate = rate_now(p);
+    while (in_flight_ < window(w)) {
+      if (rate) {  // the housekeeping tick kicks again later
         const double secs = double(mono_ns() - p.started_ns) / 1e9;
         const double allowed = double(rate) * secs / v_.geometry().strip_bytes;
         if (double(p.done_stripes - p.throttle_base_stripes + in_flight_) >= allowed + 1) return;
@@ -188,10 +210,30 @@ void BackgroundWork::run() {
   }
 }
 
+// md's policy: the work goes at its maximum (rate_bytes_s) while the volume
+// is idle and is held to its minimum while foreground requests come in.
+uint64_t BackgroundWork::rate_now(WorkProgress& p) {
+  const uint64_t now = mono_ns();
+  const uint64_t fg = v_.foreground_requests();
+  if (fg != fg_seen_) {
+    fg_seen_ = fg;
+    fg_seen_ns_ = now;
+  }
+  const uint64_t max = p.rate_bytes_s, min = p.min_rate_bytes_s;
+  const bool busy = fg_seen_ns_ && now - fg_seen_ns_ < kBusyNs;
+  const uint64_t rate = busy && min && (!max || min < max) ? min : max;
+  if (!p.started_ns || rate != p.applied_rate) {  // the throttle counts from here
+    p.started_ns = now;
+    p.throttle_base_stripes = p.done_stripes;
+    p.applied_rate = rate;
+  }
+  return rate;
+}
+
 void BackgroundWork::on_done(IoRequest* req) {
   Slot* s = static_cast<Slot*>(req->ctx);
   BackgroundWork* b = s->bw;
-  b->in_flight_--;
+  b->in_flight_ -= s->stripes;
   const uint64_t stripes = b->v_.geometry().stripes();
   WorkProgress& p = b->prog_[int(s->kind)];
   const int result = req->result;

@@ -1,7 +1,8 @@
-// The drive group's background work, run stripe by stripe on one reactor:
-// rebuild (first), resync of dirty regions, background init, scrub. One
-// kind runs at a time; each keeps a few stripes in flight (rebuild one, so
-// its checkpoint moves in order) and honours its rate limit. Control
+// The drive group's background work, run on one reactor: rebuild (first),
+// resync of dirty regions, background init, scrub. One kind runs at a time;
+// each keeps a few stripes in flight and honours its rate limit. Rebuild
+// goes in runs of consecutive stripes (about 1 MiB per member I/O, see
+// ops/rebuild_run.h), two runs in flight; its checkpoint moves in order. Control
 // threads ask through the atomics below and kick(); all the work itself
 // happens on the reactor's thread.
 #pragma once
@@ -21,9 +22,16 @@ enum class Work : uint8_t { Rebuild, Resync, Init, Scrub, kCount };
 struct WorkProgress {
   std::atomic<bool> active{false}, paused{false};
   std::atomic<uint64_t> done_stripes{0}, total_stripes{0};
-  std::atomic<uint64_t> rate_bytes_s{0};  // 0 = unlimited (member bytes per second)
-  uint64_t started_ns = 0;                // reactor thread only
+  // Member bytes per second, as md's speed_limit_max / _min: the rate at
+  // most (0 = unlimited), and the rate the work is held to while the volume
+  // serves foreground requests (0 = not held: it goes at rate_bytes_s).
+  std::atomic<uint64_t> rate_bytes_s{0};
+  std::atomic<uint64_t> min_rate_bytes_s{0};
+  // Reactor thread only: the throttle counts from started_ns and
+  // throttle_base_stripes, both reset whenever the applied rate changes.
+  uint64_t started_ns = 0;
   uint64_t throttle_base_stripes = 0;
+  uint64_t applied_rate = 0;
 };
 
 struct ScrubSummary {
@@ -59,6 +67,7 @@ class BackgroundWork {
   void stop_scrub() { stop_scrub_.store(true); kick(); }
   void set_paused(Work w, bool p) { prog_[int(w)].paused.store(p); kick(); }
   void set_rate(Work w, uint64_t bytes_s) { prog_[int(w)].rate_bytes_s.store(bytes_s); }
+  void set_min_rate(Work w, uint64_t bytes_s) { prog_[int(w)].min_rate_bytes_s.store(bytes_s); }
   // Stops issuing and waits for in-flight stripes and a queued or running
   // kick (polls the reactor when the caller owns it). False when they did
   // not finish within the time (nobody polls the reactor any more). Nobody
@@ -79,8 +88,11 @@ class BackgroundWork {
   static void on_kick(Task* t);  // reactor thread
   void run();                 // reactor thread: issues what the windows and rates allow
   bool issue_one(Work w);     // reactor thread
+  uint32_t window(Work w) const;  // stripes in flight at most
+  uint64_t rate_now(WorkProgress& p);  // reactor thread: the rate to apply now (0 = none)
   static void on_done(IoRequest* req);
-  uint64_t next_stripe(Work w, bool* none);
+  // The next *count stripes (fewer at the end; *count = 0: none left).
+  uint64_t next_stripe(Work w, uint32_t* count);
 
   Volume& v_;
   WriteIntent& wi_;
@@ -95,6 +107,8 @@ class BackgroundWork {
   std::atomic<uint32_t> in_flight_{0};
   // Reactor-thread state.
   uint64_t cursor_[int(Work::kCount)] = {};
+  uint32_t run_stripes_ = 1;  // stripes per rebuild run (ops/rebuild_run.h)
+  uint64_t fg_seen_ = 0, fg_seen_ns_ = 0;  // foreground requests last counted, and when they last moved
   std::vector<uint64_t> init_done_window_;  // stripes finished above the checkpoint
   bool resync_region_failed_ = false;       // a stripe of the region being resynced failed
   std::atomic<uint64_t> init_cp_{0};

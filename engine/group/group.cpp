@@ -501,6 +501,9 @@ void Group::set_rebuild_rate(uint64_t b) {
   impl_->bg->set_rate(Work::Resync, b);
   impl_->bg->set_rate(Work::Init, b);
 }
+void Group::set_rebuild_min_rate(uint64_t b) {
+  for (Work w : {Work::Rebuild, Work::Resync, Work::Init}) impl_->bg->set_min_rate(w, b);
+}
 void Group::set_scrub_rate(uint64_t b) { impl_->bg->set_rate(Work::Scrub, b); }
 
 static Progress progress_of(const Group::Impl& im, Work w) {

@@ -169,6 +169,10 @@ class Group {
   void pause_scrub(bool paused);
   void stop_scrub();
   void set_rebuild_rate(uint64_t bytes_per_s);  // 0 = unlimited
+  // While the volume serves foreground I/O, rebuild, resync and init are
+  // held to this rate (md's speed_limit_min; set_rebuild_rate is its
+  // speed_limit_max); 0 = not held.
+  void set_rebuild_min_rate(uint64_t bytes_per_s);
   void set_scrub_rate(uint64_t bytes_per_s);
 
   Progress rebuild_progress() const;

@@ -27,38 +27,6 @@ void finish_now(Op* op, int result) {
   finish_op(op, result);
 }
 
-// Rebuilt stripes count in order: a stripe rebuilt ahead of the checkpoint
-// keeps its lock until the checkpoint reaches it, so no write can skip the
-// new member for a stripe it already holds (which the checkpoint would then
-// vouch for). A failed rebuild releases everything.
-void finish(Op* op, int result) {
-  if (op->mkind != M::Rebuild) return finish_now(op, result);
-  Volume* v = op->vol;
-  std::vector<Op*>& ahead = v->rebuilt_ahead();
-  if (result != 0) {
-    finish_now(op, result);
-    for (Op* a : ahead) finish_now(a, -EIO);
-    ahead.clear();
-    return;
-  }
-  release_buffers(op);
-  release_write_intent(op);
-  ahead.push_back(op);
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (size_t i = 0; i < ahead.size(); i++) {
-      if (ahead[i]->stripe != v->rebuild_checkpoint()) continue;
-      Op* a = ahead[i];
-      ahead.erase(ahead.begin() + long(i));
-      v->advance_rebuild(a->stripe + 1);
-      unlock_stripe(a);
-      finish_op(a, 0);
-      moved = true;
-      break;
-    }
-  }
-}
-
 // Member holding role `role` of the op's stripe (mirrors: role = copy of strip 0..k-1 is not used).
 uint32_t member_of(Op* op, uint32_t role) { return role_member(op->vol->geometry(), op->stripe, role); }
 
@@ -75,7 +43,7 @@ void writes_done(Op* op) {
   release_write_intent(op);
   const bool rebuild_target_lost = op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member;
   if (op->mkind == M::Rebuild && ok && !rebuild_target_lost) op->vol->mutable_stats().rebuild_stripes_written++;
-  finish(op, ok && !rebuild_target_lost ? 0 : -EIO);
+  finish_maintenance(op, ok && !rebuild_target_lost ? 0 : -EIO);
 }
 
 void write_role(Op* op, uint32_t member, uint8_t* buf) {
@@ -91,7 +59,7 @@ void mirror_reads_done(Op* op) {
   if (op->errored) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
-    return ok ? maint_locked(op) : finish(op, -EIO);
+    return ok ? maint_locked(op) : finish_maintenance(op, -EIO);
   }
   const uint64_t failed = v->failed_mask_for(op->stripe);
   // The copies to write (the rebuilt member's, or those that differ), each from its strip's first copy.
@@ -116,7 +84,7 @@ void mirror_reads_done(Op* op) {
       }
     }
   }
-  if (targets && !begin_repair(op)) return finish(op, -EIO);
+  if (targets && !begin_repair(op)) return finish_maintenance(op, -EIO);
   if (op->mres->mismatch_rows && op->mkind == M::ScrubRepair) op->mres->repaired = true;
   if (op->mkind != M::Rebuild) targets &= ~v->failed_mask();  // failed by the write intent
   begin_phase(op, writes_done);
@@ -148,7 +116,7 @@ void mirror_locked(Op* op) {
       if (!op->rd[i]) op->rd[i] = b;
       op->nd[m] = b;
     }
-    if (!op->rd[i]) return finish(op, -EIO);  // no copy left to read from
+    if (!op->rd[i]) return finish_maintenance(op, -EIO);  // no copy left to read from
   }
   // Pass 2: read them.
   begin_phase(op, mirror_reads_done);
@@ -222,7 +190,7 @@ void parity_reads_done(Op* op) {
   if (op->errored) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
-    return ok ? maint_locked(op) : finish(op, -EIO);
+    return ok ? maint_locked(op) : finish_maintenance(op, -EIO);
   }
   Volume* v = op->vol;
   const Codec& c = v->codec();
@@ -265,7 +233,7 @@ void parity_reads_done(Op* op) {
 
 void parity_computed(ParityJob* job) {
   Op* op = static_cast<Op*>(job->ctx);
-  if (job->status < 0) return finish(op, -EIO);
+  if (job->status < 0) return finish_maintenance(op, -EIO);
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips(), m = g.parity;
@@ -276,7 +244,7 @@ void parity_computed(ParityJob* job) {
       op->mres->located_role = locate_corrupt_role(op, op->nd[0]);
       if (op->mres->located_role >= 0) op->mres->located_member = int(member_of(op, uint32_t(op->mres->located_role)));
     }
-    if (!begin_repair(op)) return finish(op, -EIO);
+    if (!begin_repair(op)) return finish_maintenance(op, -EIO);
   }
   // After the write intent: a member it failed is not written.
   const uint64_t failed = v->failed_mask_for(op->stripe);
@@ -328,12 +296,12 @@ void parity_locked(Op* op) {
   const bool rebuild = op->mkind == M::Rebuild;
   const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->rebuild_member : v->failed_mask_for(op->stripe);
   const uint64_t lost = failed_roles(g, op->stripe, failed);
-  if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish(op, -EIO);
+  if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish_maintenance(op, -EIO);
   uint64_t reads = 0;
   if (op->mkind == M::Resync) {
     if (lost & ((1ull << k) - 1)) {  // a data strip is lost: nothing to recompute from
       op->mres->skipped = true;
-      return finish(op, 0);
+      return finish_maintenance(op, 0);
     }
     reads = (1ull << k) - 1;
   } else if (rebuild) {
@@ -343,14 +311,14 @@ void parity_locked(Op* op) {
         reads |= 1ull << role;
         n++;
       }
-    if (n < k) return finish(op, -EIO);
+    if (n < k) return finish_maintenance(op, -EIO);
     op->rplan.recover_roles = 0;
     for (uint32_t role = 0; role < k + m; role++)
       if (int(member_of(op, role)) == op->rebuild_member) op->rplan.recover_roles = role;
   } else {
     if (lost) {  // scrub checks complete stripes only
       op->mres->skipped = true;
-      return finish(op, 0);
+      return finish_maintenance(op, 0);
     }
     reads = (1ull << (k + m)) - 1;
   }
@@ -375,16 +343,16 @@ void parity_locked(Op* op) {
 void skip_rebuild(Op* op) {
   op->mres->skipped = true;
   op->vol->mutable_stats().rebuild_stripes_skipped++;
-  finish(op, 0);
+  finish_maintenance(op, 0);
 }
 
 void maint_locked(Op* op) {
   const Geometry& g = op->vol->geometry();
   if (!g.has_parity() && !g.is_mirror()) {  // no redundancy: nothing to rebuild or scrub
     op->mres->skipped = true;
-    return finish(op, 0);
+    return finish_maintenance(op, 0);
   }
-  if (op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member) return finish(op, -EIO);
+  if (op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member) return finish_maintenance(op, -EIO);
   // A member back from a path loss holds every stripe it did not miss:
   // finished in the next turn (with the lock held), never inside submit,
   // where it could complete other rebuilt stripes and recurse.
@@ -395,6 +363,38 @@ void maint_locked(Op* op) {
 }
 
 }  // namespace
+
+// Rebuilt stripes count in order: a stripe rebuilt ahead of the checkpoint
+// keeps its lock until the checkpoint reaches it, so no write can skip the
+// new member for a stripe it already holds (which the checkpoint would then
+// vouch for). A failed rebuild releases everything.
+void finish_maintenance(Op* op, int result) {
+  if (op->mkind != M::Rebuild) return finish_now(op, result);
+  Volume* v = op->vol;
+  std::vector<Op*>& ahead = v->rebuilt_ahead();
+  if (result != 0) {
+    finish_now(op, result);
+    for (Op* a : ahead) finish_now(a, -EIO);
+    ahead.clear();
+    return;
+  }
+  release_buffers(op);
+  release_write_intent(op);
+  ahead.push_back(op);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (size_t i = 0; i < ahead.size(); i++) {
+      if (ahead[i]->stripe != v->rebuild_checkpoint()) continue;
+      Op* a = ahead[i];
+      ahead.erase(ahead.begin() + long(i));
+      v->advance_rebuild(a->stripe + 1);
+      unlock_stripe(a);
+      finish_op(a, 0);
+      moved = true;
+      break;
+    }
+  }
+}
 
 void start_maintenance(Op* op) {
   if (lock_stripe(op, maint_locked)) maint_locked(op);

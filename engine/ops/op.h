@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/ops/op_pool.h"
+#include "engine/ops/rebuild_run.h"
 #include "engine/parity/parity_backend.h"
 #include "engine/planner.h"
 #include "engine/reactor.h"
@@ -72,6 +73,7 @@ struct Op {
   Volume::Maintenance mkind = Volume::Maintenance::Resync;
   Volume::MaintenanceResult* mres = nullptr;
   int rebuild_member = -1;
+  RebuildRun* run = nullptr;  // a rebuild run's op (ops/rebuild_run.cpp): the run it belongs to
   Op* next_free = nullptr;
   bool in_pool = false;  // on its pool's free list (checked: an op is freed once)
 };
@@ -85,6 +87,11 @@ void start_mirror_write(Op* op);
 void start_direct_write(Op* op);
 void start_flush(Op* op);
 void start_maintenance(Op* op);
+// Locks every stripe of the run, then rebuilds them together (parity levels).
+void start_rebuild_run(RebuildRun* run);
+// Ends a maintenance op (ops/maintenance.cpp): a rebuilt stripe keeps its
+// lock until the rebuild checkpoint reaches it, so stripes finish in order.
+void finish_maintenance(Op* op, int result);
 
 // Shared helpers (ops/op_common.cpp).
 // An op for a part of req, or nullptr when the pool has none for class c

@@ -21,6 +21,7 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
   op->held_next = nullptr;
+  op->run = nullptr;
   if (kind == OpKind::ParityWrite) v->op_pool(r.id()).gather().op_started();
   op->pending = 0;
   op->errored = op->used = 0;

@@ -10,6 +10,7 @@
 // one op's range, at most once per member failure, so the total stays
 // bounded by capacity x (stripes per op) x (failures the level survives).
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 #include "engine/ops/write_gather.h"
@@ -48,6 +49,11 @@ class OpPool {
   uint32_t capacity() const { return capacity_; }
   // This reactor's parity writes held for full stripes (same lifetime).
   WriteGather& gather() { return gather_; }
+  // Requests submitted on this reactor: foreground activity, which other
+  // threads read (the background work's rate policy). One writer: a plain
+  // load and store, no read-modify-write on the hot path.
+  void count_request() { requests_.store(requests_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
 
  private:
   static void on_ops_back(Task* t);
@@ -60,6 +66,7 @@ class OpPool {
   IoRequest* wait_tail_ = nullptr;
   Task resume_;  // resumes parked requests once ops are back
   WriteGather gather_;
+  std::atomic<uint64_t> requests_{0};
 };
 
 }  // namespace gpuraid

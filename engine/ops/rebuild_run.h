@@ -1,0 +1,42 @@
+// A rebuild run: consecutive stripes of a parity level rebuilt together, so
+// that member I/O is about 1 MiB instead of one strip and the recovery of
+// the whole run is one batched submit to the parity backend (which is what
+// lets a GPU backend pay off). Each stripe keeps its own op and its own
+// stripe lock, so foreground I/O orders against each stripe exactly as
+// with single-stripe rebuild, and the checkpoint still moves stripe by
+// stripe. The caller (group/background.cpp) owns the run and reuses it.
+#pragma once
+#include <cstdint>
+
+#include "engine/geometry.h"
+#include "engine/parity/parity_backend.h"
+#include "engine/volume.h"
+
+namespace gpuraid {
+
+struct Op;
+
+// Stripes per run at most; the run's length is chosen so that each member
+// I/O is about kRebuildRunBytes.
+constexpr uint32_t kMaxRunStripes = 32;
+constexpr uint32_t kRebuildRunBytes = 1u << 20;
+
+struct RebuildRun {
+  Op* ops[kMaxRunStripes] = {};  // ops[i] rebuilds stripe first + i; ops[0] leads (phases, buffers)
+  Volume::MaintenanceResult res[kMaxRunStripes];
+  uint32_t n = 0;
+  // Execution state (the home reactor only).
+  uint32_t locked = 0;      // ops that hold their stripe lock
+  uint64_t todo = 0;        // bit i: stripe i is rebuilt (not skipped)
+  uint64_t survivors = 0;   // members read (the same for every stripe of the run)
+  uint32_t jobs_left = 0;
+  bool job_failed = false;
+  uint8_t* strip[kMaxRunStripes][kMaxMembers];  // per stripe, per member: what was read
+  uint8_t* out[kMaxRunStripes];                 // per stripe: the rebuilt strip
+};
+
+// Stripes a run of `g` covers: about kRebuildRunBytes per member, and
+// buffers (every member's strips) within `buffer_budget` bytes.
+uint32_t rebuild_run_stripes(const Geometry& g, size_t buffer_budget);
+
+}  // namespace gpuraid
