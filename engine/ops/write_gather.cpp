@@ -107,7 +107,8 @@ void WriteGather::scan() {
   for (Op* op = head_; op;) {
     Op* next = op->held_next;
     const bool waited_for = take_riders(op, op->vol->mutable_stats().merged_writes);
-    if (waited_for || stripe_full(op)) release(op);
+    // A FUA rider (take_riders passed its FUA on) wants its write durable now.
+    if (waited_for || stripe_full(op) || op->fua) release(op);
     op = next;
   }
   release_if_idle();

@@ -6,6 +6,7 @@
 //
 // A held write goes on (in its reactor's next turn) when
 //  - its stripe is full;
+//  - a FUA write rides on it (a journal commit must not wait);
 //  - someone waits for the stripe and cannot ride (another kind of op, or
 //    bytes that do not join the held range);
 //  - every parity write of this reactor is held or riding on a held one:

@@ -118,48 +118,68 @@ TEST(WriteGather, RandomWritesAreNotHeld) {
   expect_reads_back(a, data);
 }
 
-// A stream's write whose stripe's rest never comes, while another write
-// is in flight (slowed down by injected member latency), waits the hold
-// time and then goes on alone.
-TEST(WriteGather, AHeldWriteGoesOnWhenTheHoldTimeRunsOut) {
-  ArrayOptions o = options(Level::R5);
-  o.write_gather_us = 2000;
-  TestArray a(o);
-  const uint64_t stripe = a.vol().geometry().stripe_data_bytes(), bs = 128 << 10;
-  AlignedBuf data(a.vol().size_bytes());
-  fill_random(data.data(), data.size(), 10);
-  // Stripe 0 whole, so that a write at the start of stripe 1 continues it.
-  ASSERT_EQ(0, a.write(0, stripe, data.data()));
-  // A slow write elsewhere keeps a parity write in flight meanwhile.
-  for (uint32_t m = 0; m < a.vol().geometry().members; m++) a.drive(m).faults().set_latency_us(50000);
+// A stream's write held at the start of stripe 1 (stripe 0 is written
+// whole first, so it continues a stream), while a slow write elsewhere
+// (injected member latency) keeps a parity write in flight.
+struct HeldWrite {
+  TestArray a;
+  uint64_t stripe, bs = 128 << 10;
+  AlignedBuf data;
   IoRequest slow, held;
   int done = 0;
-  auto count = [](IoRequest* r) {
-    EXPECT_EQ(r->result, 0);
-    ++*static_cast<int*>(r->ctx);
-  };
-  slow = IoRequest{};
-  slow.op = IoRequest::Write;
-  slow.offset = 8 * stripe;
-  slow.length = bs;
-  slow.buf = data.data() + slow.offset;
-  slow.ctx = &done;
-  slow.done = count;
-  ASSERT_EQ(0, a.vol().submit(a.reactor(), &slow));
-  a.reactor().poll(false);
-  for (uint32_t m = 0; m < a.vol().geometry().members; m++) a.drive(m).faults().set_latency_us(0);
-  held = IoRequest{};
-  held.op = IoRequest::Write;
-  held.offset = stripe;
-  held.length = bs;
-  held.buf = data.data() + stripe;
-  held.ctx = &done;
-  held.done = count;
-  ASSERT_EQ(0, a.vol().submit(a.reactor(), &held));
-  EXPECT_EQ(a.vol().stats().held_writes.load(), 1u);
-  while (done < 2) a.reactor().poll(true, 10);
-  EXPECT_EQ(a.vol().stats().held_expired.load(), 1u);
-  AlignedBuf got(stripe + bs);
-  ASSERT_EQ(0, a.read(0, stripe + bs, got.data()));
-  EXPECT_EQ(0, memcmp(got.data(), data.data(), stripe + bs));
+
+  HeldWrite() : a([] {
+    ArrayOptions o = options(Level::R5);
+    o.write_gather_us = 2000;
+    return o;
+  }()), stripe(a.vol().geometry().stripe_data_bytes()), data(a.vol().size_bytes()) {
+    fill_random(data.data(), data.size(), 10);
+    EXPECT_EQ(0, a.write(0, stripe, data.data()));
+    for (uint32_t m = 0; m < a.vol().geometry().members; m++) a.drive(m).faults().set_latency_us(50000);
+    submit(&slow, 8 * stripe, false);
+    a.reactor().poll(false);
+    for (uint32_t m = 0; m < a.vol().geometry().members; m++) a.drive(m).faults().set_latency_us(0);
+    submit(&held, stripe, false);
+    EXPECT_EQ(a.vol().stats().held_writes.load(), 1u);
+  }
+  void submit(IoRequest* r, uint64_t off, bool fua) {
+    *r = IoRequest{};
+    r->op = IoRequest::Write;
+    r->offset = off;
+    r->length = bs;
+    r->buf = data.data() + off;
+    r->fua = fua;
+    r->ctx = &done;
+    r->done = [](IoRequest* q) {
+      EXPECT_EQ(q->result, 0);
+      ++*static_cast<int*>(q->ctx);
+    };
+    ASSERT_EQ(0, a.vol().submit(a.reactor(), r));
+  }
+  void wait_and_check(int writes, uint64_t bytes) {
+    while (done < writes) a.reactor().poll(true, 10);
+    AlignedBuf got(bytes);
+    ASSERT_EQ(0, a.read(0, bytes, got.data()));
+    EXPECT_EQ(0, memcmp(got.data(), data.data(), bytes));
+  }
+};
+
+// The held write's stripe's rest never comes: it waits the hold time and
+// then goes on alone.
+TEST(WriteGather, AHeldWriteGoesOnWhenTheHoldTimeRunsOut) {
+  HeldWrite h;
+  h.wait_and_check(2, h.stripe + h.bs);
+  EXPECT_EQ(h.a.vol().stats().held_expired.load(), 1u);
+}
+
+// A FUA write that rides on a held write (the stream goes on with a
+// forced-unit-access write, as a journal commit does) releases it at once:
+// nobody waits the hold time for a write the submitter wants durable now.
+TEST(WriteGather, AFuaRiderReleasesTheHeldWriteAtOnce) {
+  HeldWrite h;
+  IoRequest fua;
+  h.submit(&fua, h.stripe + h.bs, true);
+  h.wait_and_check(3, h.stripe + 2 * h.bs);
+  EXPECT_EQ(h.a.vol().stats().merged_writes.load(), 1u) << "the FUA write did not ride on the held one";
+  EXPECT_EQ(h.a.vol().stats().held_expired.load(), 0u) << "the held write waited the hold time under a FUA rider";
 }
