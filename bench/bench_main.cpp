@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
                  "longest a sequential write waits for the rest of its stripe (0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
+  app.add_option("--rebuild-run", o.rebuild_run, "member bytes per rebuild I/O (a run of stripes rebuilt together)")
+      ->capture_default_str();
   app.add_flag("--no-fill", o.no_fill, "skip writing the drives once before measuring");
   auto* raw = app.add_flag("--raw", o.raw, "run on the member drives without RAID");
   app.add_flag("--compare", o.compare, "run raw and RAID in one invocation and print ratios")->excludes(raw);
@@ -101,6 +103,10 @@ int main(int argc, char** argv) {
   ec.reactors = o.threads;
   ec.nvme_passthru = dt == DriveType::NvmeChar;
   ec.write_gather_us = o.write_gather_us;
+  uint64_t rebuild_run = 0;
+  if (!parse_size(o.rebuild_run, &rebuild_run) || rebuild_run < 4096 || rebuild_run > (64u << 20))
+    return fail_usage("bad --rebuild-run '" + o.rebuild_run + "' (4K to 64M)");
+  ec.rebuild_run_bytes = uint32_t(rebuild_run);
   ec.arena_bytes = std::max<size_t>(64u << 20, size_t(o.iodepth) * bs * 2 + (32u << 20));
   std::string backend_name;
   ec.parity_factory = [&] {

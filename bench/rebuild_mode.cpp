@@ -155,7 +155,8 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   out["config"] = {{"level", level_name(geo.level)}, {"members", geo.members}, {"data_strips", geo.data_strips()},
                    {"strip", geo.strip_bytes}, {"drive_type", o.drive_type}, {"rw", rw_name(w.rw)}, {"bs", w.bs},
                    {"iodepth", w.iodepth}, {"threads", o.threads}, {"rate_iops", o.rate_iops},
-                   {"rebuild_rate_limit", rs.rate_bytes_s}, {"parity_backend", backend}};
+                   {"rebuild_rate_limit", rs.rate_bytes_s}, {"rebuild_run_bytes", e.rebuild_run_bytes()},
+                   {"parity_backend", backend}};
   out["replacement_raw_write_mbps"] = raw_mbps;
   out["rebuild_idle"] = {{"mbps", idle_mbps}, {"seconds", secs}, {"ratio_to_raw_write", raw_mbps > 0 ? idle_mbps / raw_mbps : 0}};
   out["rebuild_under_load"] = {{"mbps", loaded_mbps},

@@ -21,6 +21,7 @@ struct Options {
   uint32_t members = 4, parity = 0, rwmixread = 70, iodepth = 32, threads = 1, fail = 0, runs = 1;
   uint64_t rate_iops = 0;
   uint32_t write_gather_us = EngineConfig{}.write_gather_us;
+  std::string rebuild_run = "1M";
   double runtime = 10, warmup = -1;
   bool raw = false, compare = false, as_json = false, force = false, no_fill = false;
   uint64_t seed = 1;

@@ -36,6 +36,7 @@ std::unique_ptr<Engine> Engine::create(const EngineConfig& cfg, std::string* err
   e->nvme_passthru_ = cfg.nvme_passthru;
   e->ops_per_reactor_ = cfg.ops_per_reactor;
   e->write_gather_ns_ = uint64_t(cfg.write_gather_us) * 1000;
+  e->rebuild_run_bytes_ = std::max<uint32_t>(cfg.rebuild_run_bytes, 4096);
   return e;
 }
 

@@ -26,6 +26,9 @@ struct EngineConfig {
   // Longest a sequential stream's parity write waits for the rest of its
   // stripe (engine/ops/write_gather.h); 0: never held.
   uint32_t write_gather_us = 1000;
+  // Member bytes of one rebuild run's I/O (engine/ops/rebuild_run.h); about
+  // kRebuildInFlightBytes per member stay in flight however it is cut.
+  uint32_t rebuild_run_bytes = 1u << 20;
   // Deterministic tests: every reactor in lockstep (Reactor::set_lockstep).
   // Needs a parity backend that completes inside submit() (the CPU ones);
   // a group's housekeeping thread and idle timers stay outside it.
@@ -44,6 +47,7 @@ class Engine {
   int attach(Drive* d, std::string* err);
   uint32_t ops_per_reactor() const { return ops_per_reactor_; }
   uint64_t write_gather_ns() const { return write_gather_ns_; }
+  uint32_t rebuild_run_bytes() const { return rebuild_run_bytes_; }
   void detach(int slot);
   // Member I/O of a drive summed over every reactor (zeros when it has no slot).
   DriveTotals drive_totals(const Drive* d);
@@ -54,6 +58,7 @@ class Engine {
   bool nvme_passthru_ = false;
   uint32_t ops_per_reactor_ = 1024;
   uint64_t write_gather_ns_ = 0;
+  uint32_t rebuild_run_bytes_ = 1u << 20;
   std::mutex mu_;  // control path only
 };
 

@@ -16,7 +16,7 @@ namespace {
 constexpr uint64_t kMaxDirectOpBytes = 4u << 20;
 // Ops of each reactor's pool kept for background maintenance (its largest
 // window is two rebuild runs) and read retries; at most half of a small pool.
-constexpr uint32_t kMaintenanceOps = 2 * kMaxRunStripes;
+constexpr uint32_t kMaintenanceOps = kMaxRebuildStripesInFlight;
 }  // namespace
 
 void OpPoolDeleter::operator()(OpPool* p) const { delete p; }

@@ -177,6 +177,7 @@ class Volume {
   // done), or -errno with nothing started.
   int submit_rebuild_run(Reactor& r, IoRequest* req, uint64_t first, RebuildRun* run);
 
+  Engine& engine() const { return engine_; }
   // Foreground requests submitted so far, over every reactor.
   uint64_t foreground_requests() const;
 

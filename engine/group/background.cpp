@@ -10,10 +10,10 @@
 namespace gpuraid {
 
 namespace {
-// Stripes in flight per kind: rebuild keeps two runs in flight (one reads
-// while the other writes; see run_stripes_), resync goes one stripe at a
-// time, init and scrub overlap four.
-constexpr uint32_t kRebuildRuns = 2;
+// Stripes in flight per kind: rebuild keeps runs in flight for about
+// kRebuildInFlightBytes per member, at least two (one reads while another
+// writes; see window()); resync goes one stripe at a time, init and scrub
+// overlap four.
 constexpr uint32_t kWindow[int(Work::kCount)] = {0, 1, 4, 4};
 // The share of the reactor's buffer arena one rebuild run may take.
 constexpr size_t kRunArenaShare = 4;
@@ -41,14 +41,17 @@ BackgroundWork::~BackgroundWork() {
 }
 
 void BackgroundWork::attach(Reactor& r) {
-  run_stripes_ = rebuild_run_stripes(v_.geometry(), r.pool().size() / kRunArenaShare);
+  const Geometry& g = v_.geometry();
+  run_stripes_ = rebuild_run_stripes(g, v_.engine().rebuild_run_bytes(), r.pool().size() / kRunArenaShare);
+  const uint32_t run_bytes = run_stripes_ * g.strip_bytes;
+  const uint32_t runs = std::max<uint32_t>(2, (kRebuildInFlightBytes + run_bytes - 1) / run_bytes);
+  const uint32_t cap = std::min(kMaxRebuildStripesInFlight, v_.engine().ops_per_reactor() / 2);
+  rebuild_window_ = std::max(run_stripes_, std::min(runs * run_stripes_, cap / run_stripes_ * run_stripes_));
   r_ = &r;
   kick();
 }
 
-uint32_t BackgroundWork::window(Work w) const {
-  return w == Work::Rebuild ? kRebuildRuns * run_stripes_ : kWindow[int(w)];
-}
+uint32_t BackgroundWork::window(Work w) const { return w == Work::Rebuild ? rebuild_window_ : kWindow[int(w)]; }
 
 // The task lives in this object, which may be freed right after shutdown:
 // kicks_live_ counts the kick tasks queued or running, and shutdown waits

@@ -2,7 +2,8 @@
 // resync of dirty regions, background init, scrub. One kind runs at a time;
 // each keeps a few stripes in flight and honours its rate limit. Rebuild
 // goes in runs of consecutive stripes (about 1 MiB per member I/O, see
-// ops/rebuild_run.h), two runs in flight; its checkpoint moves in order. Control
+// ops/rebuild_run.h), about 2 MiB per member in flight; its checkpoint
+// moves in order. Control
 // threads ask through the atomics below and kick(); all the work itself
 // happens on the reactor's thread.
 #pragma once
@@ -107,7 +108,8 @@ class BackgroundWork {
   std::atomic<uint32_t> in_flight_{0};
   // Reactor-thread state.
   uint64_t cursor_[int(Work::kCount)] = {};
-  uint32_t run_stripes_ = 1;  // stripes per rebuild run (ops/rebuild_run.h)
+  uint32_t run_stripes_ = 1;     // stripes per rebuild run (ops/rebuild_run.h)
+  uint32_t rebuild_window_ = 1;  // rebuild stripes in flight at most (whole runs)
   uint64_t fg_seen_ = 0, fg_seen_ns_ = 0;  // foreground requests last counted, and when they last moved
   std::vector<uint64_t> init_done_window_;  // stripes finished above the checkpoint
   bool resync_region_failed_ = false;       // a stripe of the region being resynced failed

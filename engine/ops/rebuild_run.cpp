@@ -163,9 +163,9 @@ void one_locked(Op* op) {
 
 }  // namespace
 
-uint32_t rebuild_run_stripes(const Geometry& g, size_t buffer_budget) {
+uint32_t rebuild_run_stripes(const Geometry& g, uint32_t run_bytes, size_t buffer_budget) {
   const size_t per_stripe = size_t(g.members) * g.strip_bytes;
-  const size_t fit = std::min<size_t>(kRebuildRunBytes / g.strip_bytes, buffer_budget / per_stripe);
+  const size_t fit = std::min<size_t>(run_bytes / g.strip_bytes, buffer_budget / per_stripe);
   return uint32_t(std::clamp<size_t>(fit, 1, kMaxRunStripes));
 }
 

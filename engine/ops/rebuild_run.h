@@ -17,9 +17,13 @@ namespace gpuraid {
 struct Op;
 
 // Stripes per run at most; the run's length is chosen so that each member
-// I/O is about kRebuildRunBytes.
+// I/O is about EngineConfig::rebuild_run_bytes.
 constexpr uint32_t kMaxRunStripes = 32;
-constexpr uint32_t kRebuildRunBytes = 1u << 20;
+// Rebuild stripes in flight at most (the op pools keep that many ops for
+// maintenance), and the member bytes in flight the runs aim at: real NVMe
+// wants several large I/Os queued per drive.
+constexpr uint32_t kMaxRebuildStripesInFlight = 2 * kMaxRunStripes;
+constexpr uint32_t kRebuildInFlightBytes = 2u << 20;
 
 struct RebuildRun {
   Op* ops[kMaxRunStripes] = {};  // ops[i] rebuilds stripe first + i; ops[0] leads (phases, buffers)
@@ -35,8 +39,8 @@ struct RebuildRun {
   uint8_t* out[kMaxRunStripes];                 // per stripe: the rebuilt strip
 };
 
-// Stripes a run of `g` covers: about kRebuildRunBytes per member, and
-// buffers (every member's strips) within `buffer_budget` bytes.
-uint32_t rebuild_run_stripes(const Geometry& g, size_t buffer_budget);
+// Stripes a run of `g` covers: about run_bytes per member, and buffers
+// (every member's strips) within `buffer_budget` bytes.
+uint32_t rebuild_run_stripes(const Geometry& g, uint32_t run_bytes, size_t buffer_budget);
 
 }  // namespace gpuraid

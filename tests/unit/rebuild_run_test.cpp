@@ -44,7 +44,7 @@ void rebuild_in_runs(Level level, uint32_t parity, uint32_t n) {
   const ReactorStats after = rig.reactor().stats();
   EXPECT_EQ(g->state(), GroupState::Optimal);
   const Geometry& geo = v.geometry();
-  const uint64_t run = rebuild_run_stripes(geo, rig.reactor().pool().size() / 4);
+  const uint64_t run = rebuild_run_stripes(geo, rig.engine().rebuild_run_bytes(), rig.reactor().pool().size() / 4);
   ASSERT_GT(run, 4u) << "the test wants runs of several stripes";
   const uint64_t runs = (geo.stripes() + run - 1) / run;
   // Every run: one read per survivor and one write; the rest is metadata
@@ -88,7 +88,8 @@ TEST(RebuildRun, MinRateHoldsTheRebuildWhileForegroundIoComesIn) {
   const double secs = double(mono_ns() - t0) / 1e9;
   const uint64_t done = g->rebuild_progress().done_bytes - done0;
   const Geometry& geo = v.geometry();
-  const uint64_t run_bytes = rebuild_run_stripes(geo, rig.reactor().pool().size() / 4) * uint64_t(geo.strip_bytes);
+  const uint64_t run_bytes =
+      rebuild_run_stripes(geo, rig.engine().rebuild_run_bytes(), rig.reactor().pool().size() / 4) * uint64_t(geo.strip_bytes);
   // At most the minimum over the window, plus what was in flight when the
   // volume turned busy (two runs) and one run of overshoot.
   EXPECT_LE(double(done), double(kMin) * secs + 3.0 * double(run_bytes))
