@@ -55,23 +55,12 @@ bool Geometry::make(Level level, uint32_t members, uint32_t ec_parity, uint32_t 
   if (g.member_data_bytes == 0)
     return fail(err, "members are smaller than one strip (" + std::to_string(member_bytes) +
                          " bytes usable)");
+  g.unit_ = &unit;
+  g.data_strips_ = unit.data_strips(g);
+  g.copies_ = unit.copies(g);
+  g.mirror_ = d.write_path == WritePath::Mirror;
   *out = g;
   return true;
-}
-
-const LevelLayout& Geometry::layout() const { return level_layout(level); }
-const LevelDescription& Geometry::description() const { return layout().description(); }
-
-uint32_t Geometry::data_strips() const { return layout().data_strips(*this); }
-uint32_t Geometry::copies() const { return layout().copies(*this); }
-bool Geometry::is_mirror() const { return description().write_path == WritePath::Mirror; }
-
-uint32_t Geometry::parity_member(uint64_t stripe, uint32_t j) const {
-  return layout().parity_member(*this, stripe, j);
-}
-
-uint32_t Geometry::data_member(uint64_t stripe, uint32_t di, uint32_t copy) const {
-  return layout().data_member(*this, stripe, di, copy);
 }
 
 // Failures in each of the level's failure domains, and what the worst

@@ -10,9 +10,13 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/geometry.h"
-
 namespace gpuraid {
+
+// Values are stored in superblocks: never renumber. Each has its unit in
+// engine/levels/ and its line in engine/levels/registry.cpp.
+enum class Level : uint8_t { R0, R1, R10, R5, R6, EC };
+
+struct Geometry;
 
 // The erasure code over a stripe's data strips (engine/codec.h builds it).
 enum class CodeKind : uint8_t { None, Xor, PQ, Cauchy };
@@ -77,3 +81,7 @@ const LevelDescription* level_by_name(const std::string& s);
 std::string level_numbers();
 
 }  // namespace gpuraid
+
+// Users of the level interface get the Geometry it works on (geometry.h
+// includes this file first: its inline mapping calls the unit).
+#include "engine/geometry.h"  // IWYU pragma: export

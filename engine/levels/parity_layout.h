@@ -4,6 +4,7 @@
 // For m = 1 this is md's raid5 ALGORITHM_LEFT_SYMMETRIC (pd = n-1 - s%n,
 // dd = (pd+1+i)%n); for m = 2 md's raid6 one (qd = pd+1, dd = (pd+2+i)%n).
 #pragma once
+#include "engine/geometry.h"
 #include "engine/levels/level.h"
 
 namespace gpuraid {

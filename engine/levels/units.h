@@ -1,6 +1,7 @@
 // The level units registry.cpp registers: one function per unit, returning
 // its one LevelLayout.
 #pragma once
+#include "engine/geometry.h"
 #include "engine/levels/level.h"
 
 namespace gpuraid {
