@@ -27,12 +27,14 @@ struct Geometry {
   uint32_t parity = 0;         // m for ec (R5: 1, R6: 2, others 0; filled by make())
   uint32_t strip_bytes = 0;
   uint64_t member_data_bytes = 0;  // usable bytes per member, multiple of strip
+  uint32_t subgroups = 1;      // raid50/60: G sub-groups of members/G; 1 otherwise
 
   // Builds and validates a geometry. member_bytes is the smallest member's
-  // usable size; it is rounded down to a whole number of strips. On error
+  // usable size; it is rounded down to a whole number of strips. subgroups:
+  // G for raid50/60 (required there), 0 or 1 for the others. On error
   // returns false and says why in *err.
   static bool make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
-                   uint64_t member_bytes, Geometry* out, std::string* err);
+                   uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups = 0);
 
   // The level's unit and its description.
   const LevelLayout& layout() const {
@@ -56,7 +58,11 @@ struct Geometry {
     return mirror_;
   }
   bool has_parity() const { return parity > 0; }
-  uint64_t stripes() const { return member_data_bytes / strip_bytes; }
+  uint64_t stripes() const { return member_data_bytes / strip_bytes * subgroups; }
+  // Members per sub-group, and a stripe's row within its sub-group (raid50/60;
+  // the whole group and the stripe itself otherwise).
+  uint32_t group_members() const { return group_members_; }
+  uint64_t group_row(uint64_t stripe) const { return subgroups == 1 ? stripe : stripe / subgroups; }
   uint64_t stripe_data_bytes() const { return uint64_t(data_strips()) * strip_bytes; }
   uint64_t capacity_bytes() const { return stripes() * stripe_data_bytes(); }
 
@@ -68,7 +74,7 @@ struct Geometry {
   // Member holding parity row `j` (0 = P, 1 = Q, ...) of `stripe`.
   uint32_t parity_member(uint64_t stripe, uint32_t j) const { return layout().parity_member(*this, stripe, j); }
   // Byte offset of a stripe's strip within every member's data area.
-  uint64_t member_offset(uint64_t stripe) const { return stripe * strip_bytes; }
+  uint64_t member_offset(uint64_t stripe) const { return group_row(stripe) * strip_bytes; }
 
   // Whether the group can still serve every block with these members failed.
   bool survives(uint64_t failed_mask) const;
@@ -86,6 +92,7 @@ struct Geometry {
   const LevelLayout* unit_ = nullptr;
   uint32_t data_strips_ = 0;
   uint32_t copies_ = 1;
+  uint32_t group_members_ = 0;
   bool mirror_ = false;
 };
 

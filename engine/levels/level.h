@@ -14,7 +14,7 @@ namespace gpuraid {
 
 // Values are stored in superblocks: never renumber. Each has its unit in
 // engine/levels/ and its line in engine/levels/registry.cpp.
-enum class Level : uint8_t { R0, R1, R10, R5, R6, EC };
+enum class Level : uint8_t { R0, R1, R10, R5, R6, EC, R50, R60 };
 
 struct Geometry;
 
@@ -44,6 +44,7 @@ struct LevelDescription {
   int api_value;                    // its RaidLevel value in proto/gpuraid/v1/gpuraid.proto
   uint32_t min_members;             // with chosen_parity, at least parity + 1 as well
   uint32_t parity = 0;              // parity rows per stripe (0 with chosen_parity)
+  uint32_t min_group_members = 0;   // > 0: striped over sub-groups of at least this many (raid50/60)
   bool chosen_parity = false;       // the operator gives 1..kMaxParity rows (ec)
   bool spares = true;               // a spare can take over a failed member (false: raid0)
   CodeKind code = CodeKind::None;

@@ -12,5 +12,7 @@ const LevelLayout& raid10_level();
 const LevelLayout& raid5_level();
 const LevelLayout& raid6_level();
 const LevelLayout& ec_level();
+const LevelLayout& raid50_level();
+const LevelLayout& raid60_level();
 
 }  // namespace gpuraid
