@@ -476,7 +476,7 @@ std::vector<std::string> replay_args(const Options& opt, uint32_t i, uint64_t s)
 const char* kUsage =
     "usage: model_test [--ops N] [--seconds S] [--seed X] [--episode E] [--parity cpu|reference|kernel-cpu]\n"
     "                  [--deterministic] [--trace FILE] [--canary-read OP]\n"
-    "  --ops N            requests over all episodes (each runs N/15, at least 2000)\n"
+    "  --ops N            requests over all episodes (each runs N/18, at least 2000)\n"
     "  --seconds S        repeat rounds of the episodes (new seeds) until S seconds have passed\n"
     "  --episode E        run episode E alone (0..14)\n"
     "  --deterministic    one thread drives every reactor in lockstep: exactly replayable\n"
