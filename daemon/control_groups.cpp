@@ -245,7 +245,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   Geometry geo;
   std::string err, note;
   if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, DriveGroup::metadata_bytes(), &geo, &note,
-                            &err))
+                            &err, cfg.subgroups))
     return invalid(err);
   if (name.empty()) name = next_id("dg", &next_group_, &ControlPlane::group_taken);
   cfg.name = name;
