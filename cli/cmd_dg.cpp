@@ -162,15 +162,17 @@ void add_dg_commands(Cli& c) {
     struct A {
       std::vector<std::string> drives, spares;
       std::string level, strip = "64K", name;
-      uint32_t parity = 0;
+      uint32_t parity = 0, subgroups = 0;
       bool force = false, zeroed = false;
     };
     auto a = std::make_shared<A>();
     auto* s = dg->add_subcommand("create", "create a drive group over free drives");
     s->add_option("drives", a->drives, "member drives (PD ids), in member order")->required();
-    s->add_option("--level", a->level, "RAID level: 0, 1, 10, 5, 6, ec")->required()
-        ->check(CLI::IsMember({"0", "1", "10", "5", "6", "ec"}));
+    s->add_option("--level", a->level, "RAID level: 0, 1, 10, 5, 6, ec, 50, 60")->required()
+        ->check(CLI::IsMember({"0", "1", "10", "5", "6", "ec", "50", "60"}));
     s->add_option("--parity", a->parity, "ec only: parity strips per stripe (1..4)");
+    s->add_option("--subgroups", a->subgroups,
+                  "50 and 60 only: RAID 5 / RAID 6 sub-groups striped over (members divide into them)");
     s->add_option("--strip", a->strip, "strip size (4K..1M, power of two)")->capture_default_str()->check(kSize);
     s->add_option("--name", a->name, "group name (default dgN)");
     s->add_option("--spare", a->spares, "dedicated spare drive (repeatable)");
@@ -183,6 +185,7 @@ void add_dg_commands(Cli& c) {
         v1::RaidLevel_Parse("RAID_LEVEL_" + upper(a->level), &l);
         q.set_level(l);
         q.set_parity(a->parity);
+        q.set_subgroups(a->subgroups);
         uint64_t strip = size_arg(a->strip);
         if (strip > UINT32_MAX) {
           return usage_error("the strip size " + a->strip + " is too large (at most 1M)");

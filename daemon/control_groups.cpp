@@ -44,6 +44,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_uuid(r.uuid());
   out->set_level(r.level());
   out->set_parity(r.parity());
+  out->set_subgroups(r.subgroups());
   out->set_strip_bytes(r.strip_bytes());
   out->set_note(gr.note);
   out->set_rebuild_rate_bytes_s(r.rebuild_rate_bytes_s());
@@ -73,6 +74,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   DriveGroup& g = *gr.g;
   const Geometry& geo = g.volume().geometry();
   out->set_parity(geo.parity);
+  if (geo.subgroups > 1) out->set_subgroups(geo.subgroups);
   out->set_geometry(geo.describe());
   out->set_capacity_bytes(g.volume().size_bytes());
   out->set_free_bytes(g.volume().size_bytes() - group_used_bytes(r.name()));
@@ -211,6 +213,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
     return invalid("a parity count is only given for level ec");
   }
   cfg.parity = q.parity();
+  cfg.subgroups = q.subgroups();  // checked with the members by Geometry::make
   cfg.strip_bytes = q.strip_bytes() ? q.strip_bytes() : 64 * 1024;
   if (cfg.strip_bytes < kMinStrip || cfg.strip_bytes > kMaxStrip || (cfg.strip_bytes & (cfg.strip_bytes - 1)))
     return invalid("the strip size " + std::to_string(q.strip_bytes()) +
@@ -243,7 +246,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   Geometry geo;
   std::string err, note;
   if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, DriveGroup::metadata_bytes(), &geo, &note,
-                            &err))
+                            &err, cfg.subgroups))
     return invalid(err);
   if (name.empty()) name = next_id("dg", &next_group_, &ControlPlane::group_taken);
   cfg.name = name;
@@ -268,6 +271,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   gr.r.set_uuid(g->uuid());
   gr.r.set_level(q.level());
   gr.r.set_parity(geo.parity);
+  if (geo.subgroups > 1) gr.r.set_subgroups(geo.subgroups);
   gr.r.set_strip_bytes(cfg.strip_bytes);
   gr.g = std::move(g);
   gr.note = note;

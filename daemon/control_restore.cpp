@@ -139,6 +139,7 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
   level_from_api(gr.r.level(), &hint.cfg.level);
   hint.cfg.name = name;
   hint.cfg.parity = gr.r.parity();
+  hint.cfg.subgroups = gr.r.subgroups();
   hint.cfg.strip_bytes = gr.r.strip_bytes();
   hint.uuid = gr.r.uuid();
   hint.force = force;

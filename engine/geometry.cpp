@@ -23,7 +23,7 @@ static bool fail(std::string* err, const std::string& msg) {
 }
 
 bool Geometry::make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
-                    uint64_t member_bytes, Geometry* out, std::string* err) {
+                    uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups) {
   const LevelLayout& unit = level_layout(level);
   const LevelDescription& d = unit.description();
   Geometry g;
@@ -47,6 +47,20 @@ bool Geometry::make(Level level, uint32_t members, uint32_t ec_parity, uint32_t 
   if (!unit.check_members(members, err)) return false;
   if (!d.chosen_parity && ec_parity != 0 && ec_parity != g.parity)
     return fail(err, std::string(d.name) + " has a fixed parity count; --parity applies to ec only");
+  if (d.min_group_members) {
+    if (subgroups < 2)
+      return fail(err, std::string(d.name) + " stripes over sub-groups: give their count (--subgroups, at least 2)");
+    if (members % subgroups)
+      return fail(err, std::string(d.name) + ": " + std::to_string(members) + " members do not divide into " +
+                           std::to_string(subgroups) + " equal sub-groups");
+    if (members / subgroups < d.min_group_members)
+      return fail(err, std::string(d.name) + " sub-groups need at least " + std::to_string(d.min_group_members) +
+                           " members each, got " + std::to_string(members / subgroups) + " (" +
+                           std::to_string(members) + " members in " + std::to_string(subgroups) + " sub-groups)");
+    g.subgroups = subgroups;
+  } else if (subgroups > 1) {
+    return fail(err, std::string(d.name) + " has no sub-groups; --subgroups applies to raid50 and raid60 only");
+  }
   const uint32_t min_members = std::max(d.min_members, g.parity + 1);
   if (members < min_members)
     return fail(err, std::string(d.name) + " needs at least " + std::to_string(min_members) + " members, got " +
@@ -55,23 +69,13 @@ bool Geometry::make(Level level, uint32_t members, uint32_t ec_parity, uint32_t 
   if (g.member_data_bytes == 0)
     return fail(err, "members are smaller than one strip (" + std::to_string(member_bytes) +
                          " bytes usable)");
+  g.unit_ = &unit;
+  g.group_members_ = members / g.subgroups;
+  g.data_strips_ = unit.data_strips(g);
+  g.copies_ = unit.copies(g);
+  g.mirror_ = d.write_path == WritePath::Mirror;
   *out = g;
   return true;
-}
-
-const LevelLayout& Geometry::layout() const { return level_layout(level); }
-const LevelDescription& Geometry::description() const { return layout().description(); }
-
-uint32_t Geometry::data_strips() const { return layout().data_strips(*this); }
-uint32_t Geometry::copies() const { return layout().copies(*this); }
-bool Geometry::is_mirror() const { return description().write_path == WritePath::Mirror; }
-
-uint32_t Geometry::parity_member(uint64_t stripe, uint32_t j) const {
-  return layout().parity_member(*this, stripe, j);
-}
-
-uint32_t Geometry::data_member(uint64_t stripe, uint32_t di, uint32_t copy) const {
-  return layout().data_member(*this, stripe, di, copy);
 }
 
 // Failures in each of the level's failure domains, and what the worst
@@ -97,7 +101,9 @@ uint32_t Geometry::failures_tolerated(uint64_t failed_mask) const {
 std::string Geometry::describe() const {
   std::ostringstream o;
   o << level_name(level) << " " << data_strips() << "+" << (is_mirror() ? 0 : parity)
-    << " members=" << members << " strip=" << strip_bytes / 1024 << "KiB"
+    << " members=" << members;
+  if (subgroups > 1) o << " subgroups=" << subgroups;
+  o << " strip=" << strip_bytes / 1024 << "KiB"
     << " capacity=" << capacity_bytes() / (1024 * 1024) << "MiB";
   return o.str();
 }

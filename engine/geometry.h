@@ -4,16 +4,12 @@
 // file never switches on the level.
 #pragma once
 #include <cstdint>
+#include <cassert>
 #include <string>
 
+#include "engine/levels/level.h"
+
 namespace gpuraid {
-
-// Values are stored in superblocks: never renumber. Each has its unit in
-// engine/levels/ and its line in engine/levels/registry.cpp.
-enum class Level : uint8_t { R0, R1, R10, R5, R6, EC };
-
-class LevelLayout;
-struct LevelDescription;
 
 const char* level_name(Level l);
 // Parses "0", "1", "10", "5", "6", "ec"; returns false on anything else.
@@ -31,34 +27,54 @@ struct Geometry {
   uint32_t parity = 0;         // m for ec (R5: 1, R6: 2, others 0; filled by make())
   uint32_t strip_bytes = 0;
   uint64_t member_data_bytes = 0;  // usable bytes per member, multiple of strip
+  uint32_t subgroups = 1;      // raid50/60: G sub-groups of members/G; 1 otherwise
 
   // Builds and validates a geometry. member_bytes is the smallest member's
-  // usable size; it is rounded down to a whole number of strips. On error
+  // usable size; it is rounded down to a whole number of strips. subgroups:
+  // G for raid50/60 (required there), 0 or 1 for the others. On error
   // returns false and says why in *err.
   static bool make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
-                   uint64_t member_bytes, Geometry* out, std::string* err);
+                   uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups = 0);
 
   // The level's unit and its description.
-  const LevelLayout& layout() const;
-  const LevelDescription& description() const;
+  const LevelLayout& layout() const {
+    assert(unit_ && "Geometry not built by Geometry::make()");
+    return *unit_;
+  }
+  const LevelDescription& description() const { return layout().description(); }
 
   // Data strips per stripe (row): R0 n, R1 1, R10 n/2, R5 n-1, R6 n-2, EC n-m.
-  uint32_t data_strips() const;
+  uint32_t data_strips() const {
+    assert(unit_ && "Geometry not built by Geometry::make()");
+    return data_strips_;
+  }
   // Copies of each data strip for mirror levels (R1: n, R10: 2); 1 otherwise.
-  uint32_t copies() const;
-  bool is_mirror() const;
+  uint32_t copies() const {
+    assert(unit_ && "Geometry not built by Geometry::make()");
+    return copies_;
+  }
+  bool is_mirror() const {
+    assert(unit_ && "Geometry not built by Geometry::make()");
+    return mirror_;
+  }
   bool has_parity() const { return parity > 0; }
-  uint64_t stripes() const { return member_data_bytes / strip_bytes; }
+  uint64_t stripes() const { return member_data_bytes / strip_bytes * subgroups; }
+  // Members per sub-group, and a stripe's row within its sub-group (raid50/60;
+  // the whole group and the stripe itself otherwise).
+  uint32_t group_members() const { return group_members_; }
+  uint64_t group_row(uint64_t stripe) const { return subgroups == 1 ? stripe : stripe / subgroups; }
   uint64_t stripe_data_bytes() const { return uint64_t(data_strips()) * strip_bytes; }
   uint64_t capacity_bytes() const { return stripes() * stripe_data_bytes(); }
 
   // Member holding data strip `di` (0..data_strips()-1) of `stripe`;
   // for mirrors, copy `copy` of it.
-  uint32_t data_member(uint64_t stripe, uint32_t di, uint32_t copy = 0) const;
+  uint32_t data_member(uint64_t stripe, uint32_t di, uint32_t copy = 0) const {
+    return layout().data_member(*this, stripe, di, copy);
+  }
   // Member holding parity row `j` (0 = P, 1 = Q, ...) of `stripe`.
-  uint32_t parity_member(uint64_t stripe, uint32_t j) const;
+  uint32_t parity_member(uint64_t stripe, uint32_t j) const { return layout().parity_member(*this, stripe, j); }
   // Byte offset of a stripe's strip within every member's data area.
-  uint64_t member_offset(uint64_t stripe) const { return stripe * strip_bytes; }
+  uint64_t member_offset(uint64_t stripe) const { return group_row(stripe) * strip_bytes; }
 
   // Whether the group can still serve every block with these members failed.
   bool survives(uint64_t failed_mask) const;
@@ -68,6 +84,16 @@ struct Geometry {
   // members already failed (0 once !survives(failed_mask)).
   uint32_t failures_tolerated(uint64_t failed_mask) const;
   std::string describe() const;
+
+ private:
+  // What is constant per geometry, filled by make() (every Geometry in use
+  // comes from it): the per-I/O mapping asks the level unit directly and
+  // reads the counts here, with no registry lookup or virtual call.
+  const LevelLayout* unit_ = nullptr;
+  uint32_t data_strips_ = 0;
+  uint32_t copies_ = 1;
+  uint32_t group_members_ = 0;
+  bool mirror_ = false;
 };
 
 }  // namespace gpuraid

@@ -27,7 +27,7 @@ Volume::~Volume() {
 
 bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
                           const std::vector<Drive*>& members, uint64_t data_offset, Geometry* out,
-                          std::string* note, std::string* err) {
+                          std::string* note, std::string* err, uint32_t subgroups) {
   if (members.empty()) {
     *err = "no members given";
     return false;
@@ -44,7 +44,7 @@ bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
     return false;
   }
   if (!Geometry::make(level, uint32_t(members.size()), ec_parity, strip_bytes, smallest - data_offset,
-                      out, err))
+                      out, err, subgroups))
     return false;
   if (note) {
     note->clear();

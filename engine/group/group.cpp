@@ -126,9 +126,11 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   for (auto& d : members) ptrs.push_back(d.get());
   Geometry g;
   std::string note;
-  if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, kMetadataBytes, &g, &note, err)) return nullptr;
+  if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, kMetadataBytes, &g, &note, err, cfg.subgroups))
+    return nullptr;
   uint64_t region = 0;  // set by pick_region (GCC -O1 cannot tell)
-  if (!pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes, &region, err)) return nullptr;
+  if (!pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes * g.subgroups, &region, err))
+    return nullptr;
 
   std::unique_ptr<Group> grp(new Group());
   grp->impl_ = std::make_unique<Impl>(engine);
@@ -137,6 +139,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   Superblock& sb = im.sb;
   sb.group_uuid = new_uuid();
   sb.level = g.level;
+  sb.subgroups = g.subgroups;
   sb.members = g.members;
   sb.parity = g.parity;
   sb.strip_bytes = g.strip_bytes;
@@ -260,7 +263,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     if (drives[i]) return fail(err, drives[i]->path() + " was a member of this group but is no longer listed in it"), nullptr;
   Geometry g;
   if (!Geometry::make(top.level, top.members, level_description(top.level).chosen_parity ? top.parity : 0, top.strip_bytes,
-                      top.member_data_bytes, &g, err))
+                      top.member_data_bytes, &g, err, top.subgroups))
     return nullptr;
   const uint64_t unusable = failed | (rebuilding >= 0 ? 1ull << rebuilding : 0);
   if (!g.survives(unusable))

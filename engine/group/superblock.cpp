@@ -3,6 +3,7 @@
 #include <isa-l/crc.h>
 #include <uuid/uuid.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/levels/level.h"
@@ -94,7 +95,7 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
   memset(out, 0, kSuperblockBytes);
   Writer w{out};
   w.bytes(kMagic, 8);                 // 0
-  w.u32(sb.version);                  // 8
+  w.u32(std::max(sb.version, sb.format_version()));  // 8
   w.u32(kSuperblockBytes);            // 12
   w.bytes(sb.group_uuid.data(), 16);  // 16
   w.bytes(sb.member_uuid.data(), 16); // 32
@@ -103,7 +104,7 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
   w.u32(sb.members);                  // 56
   w.u32(sb.parity);                   // 60
   w.u32(sb.strip_bytes);              // 64
-  w.u32(0);                           // 68 reserved
+  w.u32(sb.subgroups > 1 ? sb.subgroups : 0);  // 68 (version 1: reserved, 0)
   w.u64(sb.data_offset);              // 72
   w.u64(sb.member_data_bytes);        // 80
   w.u64(sb.generation);               // 88
@@ -146,7 +147,9 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   s.members = r.u32();
   s.parity = r.u32();
   s.strip_bytes = r.u32();
-  r.u32();
+  const uint32_t subgroups = r.u32();
+  if (s.version < 2 && subgroups != 0) return DecodeResult::Malformed;
+  s.subgroups = subgroups ? subgroups : 1;
   s.data_offset = r.u64();
   s.member_data_bytes = r.u64();
   s.generation = r.u64();
@@ -174,7 +177,8 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   Geometry g;
   std::string err;
   if (!Geometry::make(s.level, s.members, level_description(s.level).chosen_parity ? s.parity : 0, s.strip_bytes,
-                      s.member_data_bytes, &g, &err) || g.member_data_bytes != s.member_data_bytes)
+                      s.member_data_bytes, &g, &err, s.subgroups) ||
+      g.member_data_bytes != s.member_data_bytes)
     return DecodeResult::Malformed;
   *sb = s;
   return DecodeResult::Ok;

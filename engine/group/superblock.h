@@ -11,7 +11,10 @@
 
 namespace gpuraid {
 
-constexpr uint32_t kSuperblockVersion = 1;
+// Version 2 adds the sub-group count (raid50/60), and only their superblocks
+// are written as version 2: every other level's stays version 1, byte for
+// byte, and an older gpuraid refuses a raid50/60 member as too new.
+constexpr uint32_t kSuperblockVersion = 2;
 constexpr uint32_t kSuperblockBytes = 4096;
 constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
 constexpr uint64_t kBitmapOffset = 64 * 1024;         // write-intent bitmap
@@ -40,12 +43,13 @@ enum SuperblockFlags : uint32_t {
 };
 
 struct Superblock {
-  uint32_t version = kSuperblockVersion;
+  uint32_t version = 1;               // as read; encode writes format_version()
   Uuid group_uuid{};
   Uuid member_uuid{};
   uint32_t slot = 0;                  // this drive's slot: < members for a member, >= for a spare
   Level level = Level::R5;
   uint32_t members = 0, parity = 0, strip_bytes = 0;
+  uint32_t subgroups = 1;             // raid50/60: G (offset 68, version 2); 1 otherwise
   uint64_t data_offset = kMetadataBytes;
   uint64_t member_data_bytes = 0;
   uint64_t generation = 0;            // bumped on every state change
@@ -56,8 +60,13 @@ struct Superblock {
   std::string name;                   // up to 63 bytes
   std::array<Slot, kMaxSlots> slots{};
 
+  // The version this superblock is written as.
+  uint32_t format_version() const { return subgroups > 1 ? 2 : 1; }
+  // The bitmap covers stripe * strip_bytes, G times a member's data with
+  // G sub-groups (stripes of one region stay consecutive).
   uint64_t bitmap_regions() const {
-    return bitmap_region_bytes ? (member_data_bytes + bitmap_region_bytes - 1) / bitmap_region_bytes : 0;
+    const uint64_t covered = member_data_bytes * subgroups;
+    return bitmap_region_bytes ? (covered + bitmap_region_bytes - 1) / bitmap_region_bytes : 0;
   }
 };
 

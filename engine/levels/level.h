@@ -10,9 +10,13 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/geometry.h"
-
 namespace gpuraid {
+
+// Values are stored in superblocks: never renumber. Each has its unit in
+// engine/levels/ and its line in engine/levels/registry.cpp.
+enum class Level : uint8_t { R0, R1, R10, R5, R6, EC, R50, R60 };
+
+struct Geometry;
 
 // The erasure code over a stripe's data strips (engine/codec.h builds it).
 enum class CodeKind : uint8_t { None, Xor, PQ, Cauchy };
@@ -40,6 +44,7 @@ struct LevelDescription {
   int api_value;                    // its RaidLevel value in proto/gpuraid/v1/gpuraid.proto
   uint32_t min_members;             // with chosen_parity, at least parity + 1 as well
   uint32_t parity = 0;              // parity rows per stripe (0 with chosen_parity)
+  uint32_t min_group_members = 0;   // > 0: striped over sub-groups of at least this many (raid50/60)
   bool chosen_parity = false;       // the operator gives 1..kMaxParity rows (ec)
   bool spares = true;               // a spare can take over a failed member (false: raid0)
   CodeKind code = CodeKind::None;
@@ -77,3 +82,7 @@ const LevelDescription* level_by_name(const std::string& s);
 std::string level_numbers();
 
 }  // namespace gpuraid
+
+// Users of the level interface get the Geometry it works on (geometry.h
+// includes this file first: its inline mapping calls the unit).
+#include "engine/geometry.h"  // IWYU pragma: export

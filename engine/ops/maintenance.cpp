@@ -305,6 +305,10 @@ void parity_locked(Op* op) {
     }
     reads = (1ull << k) - 1;
   } else if (rebuild) {
+    int target = -1;
+    for (uint32_t role = 0; role < k + m; role++)
+      if (int(member_of(op, role)) == op->rebuild_member) target = int(role);
+    if (target < 0) return finish_maintenance(op, 0);  // raid50/60: the stripe lives in another sub-group
     uint32_t n = 0;
     for (uint32_t role = 0; role < k + m && n < k; role++)
       if (!(lost >> role & 1)) {
@@ -312,9 +316,7 @@ void parity_locked(Op* op) {
         n++;
       }
     if (n < k) return finish_maintenance(op, -EIO);
-    op->rplan.recover_roles = 0;
-    for (uint32_t role = 0; role < k + m; role++)
-      if (int(member_of(op, role)) == op->rebuild_member) op->rplan.recover_roles = role;
+    op->rplan.recover_roles = uint32_t(target);
   } else {
     if (lost) {  // scrub checks complete stripes only
       op->mres->skipped = true;

@@ -11,10 +11,13 @@
 //   4. one write of the rebuilt strips to the member being rebuilt; then
 //      every op finishes through finish_maintenance(), which moves the
 //      checkpoint over the run stripe by stripe.
-// Every survivor is read (not only k of them): each stripe then recovers
-// from its first k roles that survive, as single-stripe rebuild does (data
-// and P where P survives), and a member's read rate is the spare's write
-// rate either way.
+// Every survivor of a stripe is read (not only k of them): each stripe then
+// recovers from its first k roles that survive, as single-stripe rebuild
+// does (data and P where P survives), and a member's read rate is the
+// spare's write rate either way. RAID 50/60: a stripe of a sub-group the
+// rebuilt member is not in has nothing to rebuild; the run's stripes of its
+// own sub-group lie at consecutive rows of its members, so their strips
+// still join into one member I/O.
 #include "engine/ops/rebuild_run.h"
 
 #include <algorithm>
@@ -34,8 +37,7 @@ uint64_t run_stripe(const RebuildRun* run, uint32_t i) { return run->ops[0]->str
 void finish_run(RebuildRun* run, int result) {
   Op* lead = run->ops[0];
   release_buffers(lead);
-  if (result == 0)
-    lead->vol->mutable_stats().rebuild_stripes_skipped += run->n - uint32_t(__builtin_popcountll(run->todo));
+  if (result == 0) lead->vol->mutable_stats().rebuild_stripes_skipped += uint32_t(__builtin_popcountll(run->held));
   Op* ops[kMaxRunStripes];
   const uint32_t n = run->n;
   std::copy(run->ops, run->ops + n, ops);  // the run may be reused once its last op finishes
@@ -126,29 +128,34 @@ void all_locked(Op* lead) {
   const Geometry& g = v->geometry();
   if (v->rebuilding_member() != lead->rebuild_member || !g.survives(v->failed_mask()))
     return finish_run(run, -EIO);
-  // A member back from a path loss holds every stripe it did not miss.
-  run->todo = 0;
+  // The stripes to rebuild: those of the member's sub-group, less those a
+  // member back from a path loss holds (it did not miss them).
+  const uint64_t failed = v->failed_mask() | 1ull << lead->rebuild_member;
+  const uint32_t width = v->codec().k() + v->codec().m();
+  run->todo = run->held = 0;
   for (uint32_t i = 0; i < run->n; i++) {
-    const bool skip = v->hooks.rebuild_skip && v->hooks.rebuild_skip(run_stripe(run, i));
-    run->res[i].skipped = skip;
-    if (!skip) run->todo |= 1ull << i;
+    const uint64_t s = run_stripe(run, i);
+    run->used[i] = 0;
+    for (uint32_t role = 0; role < width; role++) run->used[i] |= 1ull << role_member(g, s, role);
+    if (!(run->used[i] >> lead->rebuild_member & 1)) continue;
+    const bool held = v->hooks.rebuild_skip && v->hooks.rebuild_skip(s);
+    run->res[i].skipped = held;
+    (held ? run->held : run->todo) |= 1ull << i;
   }
   if (!run->todo) return finish_run(run, 0);
-  const uint64_t failed = v->failed_mask() | 1ull << lead->rebuild_member;
-  run->survivors = ((g.members == 64 ? 0 : 1ull << g.members) - 1) & ~failed;
   const uint32_t L = g.strip_bytes;
   for (uint64_t t = run->todo; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
-    for (uint64_t m = run->survivors; m; m &= m - 1)
+    for (uint64_t m = run->used[i] & ~failed; m; m &= m - 1)
       if (!(run->strip[i][__builtin_ctzll(m)] = op_buffer(lead, L))) return wait_buffers(lead, all_locked);
     if (!(run->out[i] = op_buffer(lead, L))) return wait_buffers(lead, all_locked);
   }
   begin_phase(lead, reads_done);
   RunBuilder r(lead, MemberIo::Read, false);
-  for (uint64_t m = run->survivors; m; m &= m - 1) {
-    const uint32_t member = uint32_t(__builtin_ctzll(m));
-    for (uint64_t t = run->todo; t; t &= t - 1) {
-      const uint32_t i = uint32_t(__builtin_ctzll(t));
+  for (uint64_t t = run->todo; t; t &= t - 1) {
+    const uint32_t i = uint32_t(__builtin_ctzll(t));
+    for (uint64_t m = run->used[i] & ~failed; m; m &= m - 1) {
+      const uint32_t member = uint32_t(__builtin_ctzll(m));
       r.add(member, member_off(v, run_stripe(run, i), 0), run->strip[i][member], L);
     }
   }

@@ -31,8 +31,9 @@ struct RebuildRun {
   uint32_t n = 0;
   // Execution state (the home reactor only).
   uint32_t locked = 0;      // ops that hold their stripe lock
-  uint64_t todo = 0;        // bit i: stripe i is rebuilt (not skipped)
-  uint64_t survivors = 0;   // members read (the same for every stripe of the run)
+  uint64_t todo = 0;        // bit i: stripe i is rebuilt
+  uint64_t held = 0;        // bit i: stripe i is skipped: the member holds it (back from a path loss)
+  uint64_t used[kMaxRunStripes];  // per stripe: its members (RAID 50/60: its sub-group's)
   uint32_t jobs_left = 0;
   bool job_failed = false;
   uint8_t* strip[kMaxRunStripes][kMaxMembers];  // per stripe, per member: what was read

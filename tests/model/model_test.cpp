@@ -78,6 +78,7 @@ struct Episode {
   uint32_t members, parity, strip;
   DriveType drive;
   uint32_t reactors;
+  uint32_t subgroups = 0;  // raid50/60
 };
 
 std::vector<Episode> episodes() {
@@ -98,13 +99,18 @@ std::vector<Episode> episodes() {
   e.push_back({Level::EC, 7, 3, 4096, mem, 2});
   e.push_back({Level::EC, 8, 4, 16384, file, 1});
   e.push_back({Level::EC, 12, 2, 4096, mem, 2});
+  // Faults up to one member per sub-group (raid50), two (raid60).
+  e.push_back({Level::R50, 6, 0, 8192, mem, 2, 2});
+  e.push_back({Level::R50, 9, 0, 4096, file, 1, 3});
+  e.push_back({Level::R60, 8, 0, 16384, mem, 2, 2});
   return e;
 }
 
 std::string describe(const Episode& e) {
   return std::string(level_name(e.level)) + " n=" + std::to_string(e.members) + " m=" +
          std::to_string(e.parity) + " strip=" + std::to_string(e.strip / 1024) + "K drive=" +
-         drive_type_name(e.drive) + " reactors=" + std::to_string(e.reactors);
+         drive_type_name(e.drive) + " reactors=" + std::to_string(e.reactors) +
+         (e.subgroups ? " subgroups=" + std::to_string(e.subgroups) : "");
 }
 
 struct Shared {
@@ -372,6 +378,7 @@ bool run_episode(const EpisodeRun& run, uint64_t* digest) {
   o.level = e.level;
   o.members = e.members;
   o.parity = e.parity;
+  o.subgroups = e.subgroups;
   o.strip = e.strip;
   o.member_bytes = std::max<uint64_t>(48 * e.strip, 1u << 20);
   o.drive_type = e.drive;
@@ -398,7 +405,8 @@ bool run_episode(const EpisodeRun& run, uint64_t* digest) {
     }
     memcpy(sh.model.data(), init.data(), init.size());
   }
-  const uint32_t budget = a.vol().geometry().guaranteed_redundancy();
+  // raid50/60: what each sub-group survives, in every sub-group.
+  const uint32_t budget = a.vol().geometry().guaranteed_redundancy() * a.vol().geometry().subgroups;
   // About four chances per tolerated failure over the episode: faults strike
   // at random moments, usually early, sometimes late.
   const uint64_t fault_every = budget ? std::max<uint64_t>(1, ops / (4 * budget)) : 0;
@@ -468,7 +476,7 @@ std::vector<std::string> replay_args(const Options& opt, uint32_t i, uint64_t s)
 const char* kUsage =
     "usage: model_test [--ops N] [--seconds S] [--seed X] [--episode E] [--parity cpu|reference|kernel-cpu]\n"
     "                  [--deterministic] [--trace FILE] [--canary-read OP]\n"
-    "  --ops N            requests over all episodes (each runs N/15, at least 2000)\n"
+    "  --ops N            requests over all episodes (each runs N/18, at least 2000)\n"
     "  --seconds S        repeat rounds of the episodes (new seeds) until S seconds have passed\n"
     "  --episode E        run episode E alone (0..14)\n"
     "  --deterministic    one thread drives every reactor in lockstep: exactly replayable\n"

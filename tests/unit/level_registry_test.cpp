@@ -14,7 +14,7 @@ using namespace gpuraid;
 
 namespace {
 
-const Level kAll[] = {Level::R0, Level::R1, Level::R10, Level::R5, Level::R6, Level::EC};
+const Level kAll[] = {Level::R0, Level::R1, Level::R10, Level::R5, Level::R6, Level::EC, Level::R50, Level::R60};
 
 // The rules as each level states them.
 bool survives_rule(const Geometry& g, uint64_t f) {
@@ -58,10 +58,10 @@ TEST(LevelRegistry, EveryLevelFindsItself) {
     EXPECT_EQ(level_by_api(d.api_value), &d);
     EXPECT_TRUE(api.insert(d.api_value).second) << d.name << " shares its API value";
   }
-  EXPECT_FALSE(level_known(uint32_t(Level::EC) + 1));
+  EXPECT_FALSE(level_known(uint32_t(Level::R60) + 1));
   EXPECT_EQ(level_by_name("7"), nullptr);
   EXPECT_EQ(level_by_api(0), nullptr);  // RAID_LEVEL_UNSPECIFIED
-  EXPECT_EQ(level_numbers(), "0, 1, 10, 5, 6 or ec");
+  EXPECT_EQ(level_numbers(), "0, 1, 10, 5, 6, ec, 50 or 60");
 }
 
 TEST(LevelRegistry, FailureDomainsAnswerAsTheLevelRules) {
