@@ -121,6 +121,8 @@ void LoadGenerator::run(const RunClock& clock) {
       issue(*s, now);
     }
   }
+  clock.running.fetch_sub(1);
+  while (clock.running.load() > 0) r_.poll(false);
 }
 
 }  // namespace gpuraid::bench

@@ -26,6 +26,11 @@ struct Workload {
 struct RunClock {
   std::atomic<uint64_t> start_ns{UINT64_MAX};
   std::atomic<uint64_t> end_ns{UINT64_MAX};
+  // Generators whose own I/O is not all back yet. One that is done keeps
+  // polling its reactor until none is left: another reactor's request may
+  // wait for a stripe that an op of this reactor holds (a rebuild run on
+  // reactor 0), and only this reactor's poll moves that op on.
+  mutable std::atomic<uint32_t> running{0};
 };
 
 struct ThreadResult {

@@ -18,6 +18,7 @@ RunResult run_once(Engine& e, Target& t, const Workload& w, const Options& o, ui
   for (uint32_t i = 0; i < o.threads; i++)
     gens.push_back(std::make_unique<LoadGenerator>(t, e.reactor(i), w, i, o.threads, seed));
   RunClock clock;
+  clock.running = uint32_t(gens.size());
   std::vector<std::thread> th;
   for (auto& g : gens) th.emplace_back([&g, &clock] { g->run(clock); });
   const double warmup = o.warmup >= 0 ? o.warmup : std::min(2.0, o.runtime * 0.2);
