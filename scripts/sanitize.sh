@@ -55,6 +55,8 @@ for lane in "${lanes[@]}"; do
   if ((${#daemon_tests[@]})); then
     fuzz=$SECONDS
     ctest --test-dir "$dir" --output-on-failure -R "^($(IFS='|'; echo "${daemon_tests[*]}"))\$"
+    # Their case counts (ctest shows a passing test's output only in its log).
+    grep -h -E '^(fuzz-tx|api_fuzz): ' "$dir/Testing/Temporary/LastTest.log" || true
     echo "sanitize.sh: $lane: daemon fuzzers $((SECONDS - fuzz)) s"
   fi
   echo "sanitize.sh: $lane: build $((built - start)) s, tests $((SECONDS - built)) s"
