@@ -161,7 +161,7 @@ step_export() {
   UUID=$uuid
   gp vd show vd0 | tee $W/show | grep -q "connected.*127.0.0.1" || fail "vd show lists no connection: $(cat $W/show)"
   get_metrics
-  local l="vd=\"vd0\",dg=\"r5\",nqn=\"$NQN\""
+  local l="vd=\"vd0\",dg=\"[^\"]*\",nqn=\"$NQN\""
   grep -q "^gpuraid_vd_nvmf_info{$l,transport=\"tcp\",address=\"127.0.0.1:$PORT\",.*dhchap=\"1\".*} 1$" $W/metrics &&
     grep -q "^gpuraid_vd_nvmf_connected_hosts{$l} [1-9]" $W/metrics &&
     grep -q "^gpuraid_vd_nvmf_host_state{$l,host=\"[^\"]*\",address=\"127.0.0.1\",state=\"[^\"]*\"} [1-9]" $W/metrics ||
