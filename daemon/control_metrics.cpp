@@ -7,6 +7,7 @@
 // (docs/STATES.md).
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
+#include "daemon/nvmf_metrics.h"
 #include "daemon/prom_text.h"
 #include "engine/levels/level.h"
 #include "proto/api_words.h"
@@ -254,6 +255,7 @@ std::string ControlPlane::metrics_text() {
       p.sample("vd_nbd_insecure_listen", {{"vd", v.id()}, {"dg", v.group()}, {"tls", gpuraid::v1::api_word(tls)}},
                uint64_t(sec.insecure_listen() ? 1 : 0));
     }
+  nvmf_metrics(p, vols);
   p.family("vd_size_bytes", "gauge", "Size of the virtual drive.");
   for (auto& v : vols) p.sample("vd_size_bytes", {{"vd", v.id()}, {"dg", v.group()}}, v.size_bytes());
   p.family("pd_info", "gauge", "Physical drive identity and role (always 1).");

@@ -312,7 +312,7 @@ bool parse_proc_addr(const std::string& s, bool v6, std::string* addr, unsigned*
 std::vector<NvmetHost> Nvmet::connected(const std::string& nqn, const NvmetExport& x) const {
   std::vector<NvmetHost> out;
   // Kernels with CONFIG_NVME_TARGET_DEBUGFS: one directory per controller.
-  const std::string dbg = "/sys/kernel/debug/nvmet/" + nqn;
+  const std::string dbg = debugfs_ + "/" + nqn;
   if (exists(dbg)) {
     for (const auto& c : entries(dbg)) {
       if (c.rfind("ctrl", 0) != 0) continue;
@@ -326,7 +326,7 @@ std::vector<NvmetHost> Nvmet::connected(const std::string& nqn, const NvmetExpor
   if (x.trtype != "tcp") return out;
   std::map<std::string, int> peers;
   for (bool v6 : {false, true}) {
-    std::ifstream f(v6 ? "/proc/net/tcp6" : "/proc/net/tcp");
+    std::ifstream f(proc_net_ + (v6 ? "/tcp6" : "/tcp"));
     std::string line;
     std::getline(f, line);
     while (std::getline(f, line)) {

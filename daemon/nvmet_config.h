@@ -18,6 +18,8 @@
 namespace gpuraid::daemon {
 
 constexpr const char* kNvmetRoot = "/sys/kernel/config/nvmet";
+// One directory per connected controller (kernels with CONFIG_NVME_TARGET_DEBUGFS).
+constexpr const char* kNvmetDebugfs = "/sys/kernel/debug/nvmet";
 
 // What to serve and where.
 struct NvmetExport {
@@ -69,7 +71,10 @@ void nvmet_identity(const std::string& group_uuid, const std::string& vd, NvmetE
 
 class Nvmet {
  public:
-  explicit Nvmet(std::string root = kNvmetRoot) : root_(std::move(root)) {}
+  // debugfs and proc_net: where connected() looks (a made-up tree in tests).
+  explicit Nvmet(std::string root = kNvmetRoot, std::string debugfs = kNvmetDebugfs,
+                 std::string proc_net = "/proc/net")
+      : root_(std::move(root)), debugfs_(std::move(debugfs)), proc_net_(std::move(proc_net)) {}
   const std::string& root() const { return root_; }
 
   // Why nothing can be configured here ("" when it can): nvmet not loaded,
@@ -104,7 +109,7 @@ class Nvmet {
   std::vector<NvmetHost> connected(const std::string& nqn, const NvmetExport& x) const;
 
  private:
-  std::string root_;
+  std::string root_, debugfs_, proc_net_;
 };
 
 // Tries to listen on traddr:trsvcid (TCP) as the kernel target would: ""

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Build the engine and its tests under sanitizers and run the engine's lanes
-# (ctest labels unit and model; nothing that needs the daemon, the CLI, a GPU
-# or a VM): scripts/sanitize.sh [asan|tsan|all] (default all).
-#   asan: AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer (preset asan, build-asan/)
-#   tsan: ThreadSanitizer (preset tsan, build-tsan/)
+# Build under sanitizers and run the unit and model lanes (ctest labels; nothing
+# that needs a GPU or a VM): scripts/sanitize.sh [asan|tsan|all] (default all).
+#   asan: AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer (preset asan, build-asan/),
+#         and the daemon too: the NBD transmission and gRPC API fuzzers run against a
+#         sanitized gpuraidd (ctest daemon_nbd_fuzz_tx, api_fuzz; issue 19)
+#   tsan: ThreadSanitizer, engine only (preset tsan, build-tsan/)
 # Every sanitizer stops the test at its first report and fails it. Suppressions
 # (scripts/sanitize/*.supp) are for third-party code only, each with its reason.
 # Extra arguments go to ctest, e.g. scripts/sanitize.sh asan -R group_test.
@@ -33,6 +34,10 @@ export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:su
 for lane in "${lanes[@]}"; do
   dir=build-$lane
   skip=()
+  # The asan lane also fuzzes a sanitized daemon (the CLI drives the NBD one).
+  daemon_tests=()
+  # (Not when ctest arguments pick tests: scripts/sanitize.sh asan -R group_test.)
+  [[ $lane == asan && $# -eq 0 ]] && daemon_tests=(daemon_nbd_fuzz_tx api_fuzz)
   # parity_backend_test is single-threaded parity arithmetic: nothing for
   # TSan to check, and 350 s under it (ASan runs it).
   [[ $lane == tsan ]] && skip=(-E '^parity_backend_test$')
@@ -41,10 +46,18 @@ for lane in "${lanes[@]}"; do
   # Build only what the unit and model tests run: each is a program (target)
   # of the test's name.
   mapfile -t targets < <(ctest --test-dir "$dir" -N -L '^(unit|model)$' | sed -n 's/^ *Test *#[0-9]*: //p')
+  ((${#daemon_tests[@]})) && targets+=(gpuraidd gpuraid api_fuzz_test)
   cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
   built=$SECONDS
   # One test at a time: the sanitized tests are memory- and CPU-hungry, and a
   # timing-sensitive test must not fail for a neighbour's load.
   ctest --test-dir "$dir" --output-on-failure -L '^(unit|model)$' "${skip[@]}" "$@"
+  if ((${#daemon_tests[@]})); then
+    fuzz=$SECONDS
+    ctest --test-dir "$dir" --output-on-failure -R "^($(IFS='|'; echo "${daemon_tests[*]}"))\$"
+    # Their case counts (ctest shows a passing test's output only in its log).
+    grep -h -E '^(fuzz-tx|api_fuzz): ' "$dir/Testing/Temporary/LastTest.log" || true
+    echo "sanitize.sh: $lane: daemon fuzzers $((SECONDS - fuzz)) s"
+  fi
   echo "sanitize.sh: $lane: build $((built - start)) s, tests $((SECONDS - built)) s"
 done

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "daemon/frontends/nbd_proto.h"
+#include "daemon/frontends/nbd_share.h"
 
 namespace gpuraid {
 
@@ -33,6 +34,7 @@ NbdConnection::NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExport
       on_closed_(std::move(on_closed)),
       reqs_(kMaxInflight),
       max_inflight_bytes_(std::min<uint64_t>(max_inflight_bytes, r.pool().size() / 2)),
+      share_(NbdShare::of(r)),
       rbuf_(kRecvBuf) {
   for (auto& q : reqs_) {
     q.conn = this;
@@ -70,7 +72,12 @@ void NbdConnection::dispose(std::unique_ptr<NbdConnection> c) {
 
 void NbdConnection::on_dispose(Task* t) { delete static_cast<NbdConnection*>(t->arg); }
 
-void NbdConnection::on_start(Task* t) { static_cast<NbdConnection*>(t->arg)->pump(); }
+void NbdConnection::on_start(Task* t) {
+  auto* c = static_cast<NbdConnection*>(t->arg);
+  c->share_.join();
+  c->joined_ = true;
+  c->pump();
+}
 
 void NbdConnection::drain() { r_.post(&drain_task_); }
 
@@ -169,11 +176,20 @@ bool NbdConnection::parse_header() {
     return false;
   }
   if (data && !bad && !refuse) {
-    if (inflight_bytes_ && inflight_bytes_ + len > max_inflight_bytes_) {
-      // Over this connection's share: the header stays unparsed (so the
-      // socket is not read) until a reply frees bytes (release).
-      bytes_wait_ = true;
-      return false;
+    switch (share_.admit(inflight_bytes_, len, max_inflight_bytes_)) {
+      case NbdShare::kOverShare:
+        // Over this connection's share: the header stays unparsed (so the
+        // socket is not read) until a reply frees bytes (release).
+        bytes_wait_ = true;
+        return false;
+      case NbdShare::kBudgetFull:
+        // The reactor's connections hold their whole budget: retry once any
+        // of them frees buffers (release).
+        buf_wait_ = true;
+        r_.wait_for_buffers(&buf_task_);
+        return false;
+      case NbdShare::kAdmit:
+        break;
     }
     q->buf = r_.pool().get(len);
     if (!q->buf) {
@@ -183,6 +199,7 @@ bool NbdConnection::parse_header() {
       return false;
     }
     inflight_bytes_ += len;
+    share_.take(len);
   }
   rhead_ += kRequestBytes;
   free_ = q->next;
@@ -381,6 +398,7 @@ void NbdConnection::release(Req* q) {
     r_.pool().put(q->buf, q->len);
     q->buf = nullptr;
     inflight_bytes_ -= q->len;
+    share_.give(q->len);
     bytes_wait_ = false;  // the caller pumps (on_send_cqe) or is closing
     r_.buffers_freed();
   }
@@ -464,6 +482,8 @@ void NbdConnection::maybe_finish() {
     close(fd_);
     fd_open_ = false;
   }
+  if (joined_) share_.leave();
+  joined_ = false;
   closed_.store(true, std::memory_order_release);
   on_closed_();  // the owner may free this object from now on (not from this call)
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "daemon/frontends/nbd_handshake.h"
+#include "daemon/frontends/nbd_share.h"
 #include "daemon/frontends/zero_fill.h"
 #include "engine/block_target.h"
 #include "engine/reactor.h"
@@ -29,10 +30,11 @@ class NbdConnection {
 
   // max_inflight_bytes: data buffers (reads and writes) this connection may
   // hold from the reactor's arena at once, so that one greedy client cannot
-  // use up the arena its reactor's other clients need. A request beyond it
-  // waits, unparsed, and the socket is not read until replies free bytes
-  // (one request is always let in, whatever its size). At most half the
-  // reactor's arena is allowed whatever is asked.
+  // use up the arena its reactor's other clients need. A request beyond it,
+  // or beyond the connection's fair share of the reactor's NBD budget
+  // (NbdShare: half the arena among the reactor's connections), waits,
+  // unparsed, and the socket is not read until replies free bytes (one
+  // request is always let in, whatever its size).
   NbdConnection(int fd, Reactor& r, BlockTarget* t, const NbdExportInfo& ex, uint64_t max_inflight_bytes,
                 std::function<void()> on_closed);
   ~NbdConnection();
@@ -110,6 +112,8 @@ class NbdConnection {
   const uint64_t max_inflight_bytes_;
   uint64_t inflight_bytes_ = 0;   // buffer bytes held by requests in flight
   bool bytes_wait_ = false;       // the next request waits for inflight_bytes_ to drop
+  NbdShare& share_;               // the reactor's budget, shared with its other connections
+  bool joined_ = false;           // counted in share_ (from start until closed)
 
   // Receive side.
   Hook recv_hook_;

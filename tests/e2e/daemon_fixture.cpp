@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #ifndef GPURAIDD_PATH
@@ -22,6 +24,7 @@ DaemonProcess::DaemonProcess() {
 
 DaemonProcess::~DaemonProcess() {
   stop();
+  print_sanitizer_report();
   std::error_code ec;
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
 }
@@ -48,6 +51,18 @@ bool DaemonProcess::start(std::string* err) {
   }
   *err = "gpuraidd did not come up within 20 s";
   return false;
+}
+
+void DaemonProcess::print_sanitizer_report() const {
+  // A sanitized daemon (scripts/sanitize.sh asan) writes its report to the
+  // log, which goes with the directory: show it first.
+  std::ifstream in(dir_ + "/daemon.log");
+  std::string line;
+  bool report = false;
+  while (std::getline(in, line)) {
+    report = report || line.find("Sanitizer") != std::string::npos || line.find("runtime error:") != std::string::npos;
+    if (report) fprintf(stderr, "daemon.log: %s\n", line.c_str());
+  }
 }
 
 bool DaemonProcess::alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }

@@ -26,6 +26,7 @@ class DaemonProcess {
   std::unique_ptr<gpuraid::v1::Gpuraid::Stub> stub() const;
 
  private:
+  void print_sanitizer_report() const;  // from the daemon's log, if there is one
   std::string dir_;
   pid_t pid_ = -1;
 };

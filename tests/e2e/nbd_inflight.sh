@@ -4,6 +4,9 @@
 # its reactor's whole 64 MiB arena; bounded per connection, its further
 # requests wait unread and a second client on the same reactor (--reactors 1)
 # is served, with the right data. Every greedy read is then answered.
+# Several greedy clients share half the reactor's arena (NbdShare: each its
+# fair share of it): four of them, at 16 MiB each, would hold the whole
+# 64 MiB arena; a polite client beside them is still served.
 source "$(dirname "$0")/lib.sh"
 NBDC="$(dirname "$0")/../frontends/nbd_client.py"
 
@@ -19,5 +22,7 @@ gp vd export v --nbd --listen "unix:$T/v.sock" >/dev/null
 
 step "a greedy client (128 x 1 MiB reads, replies unread) beside a polite one"
 timeout 120 python3 "$NBDC" greedy "$T/v.sock" 128 10 || fail "greedy (see above)"
+step "four greedy clients (128 x 1 MiB reads each, replies unread) beside a polite one"
+timeout 150 python3 "$NBDC" greedy "$T/v.sock" 128 10 4 || fail "four greedy clients (see above)"
 stop_daemon
 echo "nbd_inflight: OK"

@@ -12,9 +12,10 @@
                                             offenders dropped, others served
   nbd_client.py fuzz-tx ADDR CASES SEED     transmission-phase fuzzing: pipelined random
                                             requests; every reply well-formed, data kept
-  nbd_client.py greedy ADDR N WAIT_S        N 1 MiB reads sent and not read back while a
-                                            second client's reads (4 KiB to 1 MiB) must each
-                                            answer within WAIT_S; then every reply checked
+  nbd_client.py greedy ADDR N WAIT_S [C]    N 1 MiB reads sent and not read back (by each of
+                                            C clients, default 1) while another client's reads
+                                            (4 KiB to 1 MiB) must each answer within WAIT_S;
+                                            then every reply checked
 
 SOCKET is a Unix socket path; ADDR is that, or tcp:HOST:PORT.
 """
@@ -220,21 +221,23 @@ def limits(addr, max_conns, timeout_s):
           "others served" % (max_conns + 1, took))
 
 
-def greedy(addr, n, wait_s):
+def greedy(addr, n, wait_s, conns=1):
     import time
     mib = 1 << 20
     polite, size = connect(addr)
     pattern = os.urandom(size)
     for off in range(0, size, mib):
         assert request(polite, CMD_WRITE, off, mib, pattern[off:off + mib])[0] == 0
-    # N large reads in flight from one client that reads none of its replies:
-    # the server must keep them within the connection's in-flight bytes and
-    # leave the rest unread (not fail them), so its reactor's arena stays
-    # open to the polite client on the same reactor.
-    g, _ = connect(addr)
+    # N large reads in flight from each of `conns` clients that read none of
+    # their replies: the server must keep them within each connection's
+    # in-flight bytes, and all of them within their fair share of the
+    # reactor's arena, and leave the rest unread (not fail them), so that
+    # the arena stays open to the polite client on the same reactor.
+    greedies = [connect(addr)[0] for _ in range(conns)]
     blocks = size // mib
-    g.sendall(b"".join(struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_READ, h, (h % blocks) * mib, mib)
-                       for h in range(n)))
+    for g in greedies:
+        g.sendall(b"".join(struct.pack(">IHHQQI", REQ_MAGIC, 0, CMD_READ, h, (h % blocks) * mib, mib)
+                           for h in range(n)))
     time.sleep(1)  # let the server take in what it will
     polite.settimeout(wait_s)
     start = time.monotonic()
@@ -246,24 +249,25 @@ def greedy(addr, n, wait_s):
         try:
             err, data = request(polite, CMD_READ, off, ln, handle=1000 + i)
         except socket.timeout:
-            sys.exit("FAIL: a %d KiB read at %d got no reply in %.0f s while another client on the same "
-                     "reactor had %d MiB of reads in flight" % (ln >> 10, off, wait_s, n))
+            sys.exit("FAIL: a %d KiB read at %d got no reply in %.0f s while %d other client(s) on the same "
+                     "reactor had %d MiB of reads in flight each" % (ln >> 10, off, wait_s, conns, n))
         assert err == 0 and data == pattern[off:off + ln], "read %d at %d: error %d or wrong data" % (i, off, err)
     took = time.monotonic() - start
     # Every greedy request is answered, none failed, data right.
-    g.settimeout(60)
-    seen = set()
-    for _ in range(n):
-        magic, err, h = struct.unpack(">IIQ", recv_exact(g, 16))
-        assert magic == SIMPLE_MAGIC and 0 <= h < n and h not in seen, (hex(magic), h)
-        assert err == 0, "greedy read %d failed: error %d" % (h, err)
-        off = (h % blocks) * mib
-        assert recv_exact(g, mib) == pattern[off:off + mib], "greedy read %d: wrong data" % h
-        seen.add(h)
-    g.close()
+    for g in greedies:
+        g.settimeout(60)
+        seen = set()
+        for _ in range(n):
+            magic, err, h = struct.unpack(">IIQ", recv_exact(g, 16))
+            assert magic == SIMPLE_MAGIC and 0 <= h < n and h not in seen, (hex(magic), h)
+            assert err == 0, "greedy read %d failed: error %d" % (h, err)
+            off = (h % blocks) * mib
+            assert recv_exact(g, mib) == pattern[off:off + mib], "greedy read %d: wrong data" % h
+            seen.add(h)
+        g.close()
     polite.close()
-    print("greedy: %d reads of 4 KiB to 1 MiB beside %d MiB of reads in flight took %.2f s; all %d large reads "
-          "answered with the right data" % (len(sizes), n, took, n))
+    print("greedy: %d reads of 4 KiB to 1 MiB beside %d client(s) with %d MiB of reads in flight each took %.2f s; "
+          "all %d large reads answered with the right data" % (len(sizes), conns, n, took, conns * n))
 
 
 def fuzz_tx(addr, cases, seed):
@@ -344,7 +348,7 @@ def main():
     elif sys.argv[1] == "fuzz-tx":
         fuzz_tx(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif sys.argv[1] == "greedy":
-        greedy(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        greedy(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 1)
     elif sys.argv[1] == "limits":
         limits(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "bad-clients":

@@ -3,6 +3,7 @@
 // entry), what removal takes away (only what the daemon made and nothing
 // else uses), rollback of a failed plan, and the listen probe.
 #include "daemon/nvmet_config.h"
+#include "daemon/nvmf_metrics.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 namespace fs = std::filesystem;
 using namespace gpuraid::daemon;
@@ -290,6 +292,93 @@ TEST_F(NvmetConfigTest, SaysWhatIsMissing) {
   EXPECT_EQ(Nvmet(root).unavailable(), "");
   EXPECT_NE(Nvmet(root + "/none").unavailable(), "");
   EXPECT_EQ(Nvmet::transport_missing("nosuchtransport"), "modprobe nvmet-nosuchtransport");
+}
+
+// Connected hosts (vd show, metrics): one debugfs directory per controller
+// when the kernel has nvmet debugfs, else the established TCP peers of the port.
+TEST_F(NvmetConfigTest, ConnectedControllersFromDebugfs) {
+  const NvmetExport x = spec();
+  const std::string dbg = "debug/" + x.nqn;
+  for (auto [c, host, addr, state] : {std::tuple{"ctrl1", "nqn.host:a", "127.0.0.1", "ready"},
+                                      std::tuple{"ctrl2", "nqn.host:b", "192.0.2.7", "ready|shutdown"}}) {
+    fs::create_directories(root + "/" + dbg + "/" + c);
+    put(dbg + "/" + c + "/hostnqn", host);
+    put(dbg + "/" + c + "/host_traddr", addr);
+    put(dbg + "/" + c + "/state", state);
+  }
+  fs::create_directories(root + "/" + dbg + "/other");  // not a controller
+  auto hosts = Nvmet(root, root + "/debug", root + "/net").connected(x.nqn, x);
+  ASSERT_EQ(hosts.size(), 2u);
+  EXPECT_EQ(hosts[0].host_nqn, "nqn.host:a");
+  EXPECT_EQ(hosts[0].address, "127.0.0.1");
+  EXPECT_EQ(hosts[0].state, "ready");
+  EXPECT_EQ(hosts[1].host_nqn, "nqn.host:b");
+  EXPECT_EQ(hosts[1].state, "ready|shutdown");
+  EXPECT_TRUE(Nvmet(root, root + "/debug", root + "/net").connected("nqn.other", x).empty());
+}
+
+TEST_F(NvmetConfigTest, ConnectedPeersFromTheTcpTable) {
+  const NvmetExport x = spec();  // port 4420 = 0x1144
+  fs::create_directories(root + "/net");
+  const char* hdr = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+  std::ofstream(root + "/net/tcp") << hdr
+      << "   0: 0100007F:1144 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1\n"  // listening
+      << "   1: 0100007F:1144 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 2\n"
+      << "   2: 0100007F:1144 0100007F:C351 01 00000000:00000000 00:00000000 00000000     0        0 3\n"
+      << "   3: 0100007F:1145 070200C0:C352 01 00000000:00000000 00:00000000 00000000     0        0 4\n"  // another port
+      << "   4: 0100007F:1144 070200C0:C353 06 00000000:00000000 00:00000000 00000000     0        0 5\n";  // TIME_WAIT
+  std::ofstream(root + "/net/tcp6") << hdr
+      << "   0: 00000000000000000000000001000000:1144 00000000000000000000000001000000:D000 01 0:0 0:0 0 0 0 6\n";
+  auto hosts = Nvmet(root, root + "/debug", root + "/net").connected(x.nqn, x);
+  ASSERT_EQ(hosts.size(), 2u);
+  EXPECT_EQ(hosts[0].host_nqn, "");
+  EXPECT_EQ(hosts[0].address, "127.0.0.1");
+  EXPECT_EQ(hosts[0].state, "2 TCP connections");
+  EXPECT_EQ(hosts[1].address, "::1");
+  EXPECT_EQ(hosts[1].state, "1 TCP connection");
+}
+
+// The metrics of an NVMe-oF export: its identity, how many hosts are
+// connected, and each (host, address, state) with its count.
+TEST(NvmfMetrics, ExportAndConnectedHosts) {
+  std::vector<gpuraid::v1::Volume> vols(3);
+  vols[0].set_id("vd0");
+  vols[0].set_group("r5");
+  auto* e = vols[0].mutable_export_();
+  e->set_kind(gpuraid::v1::EXPORT_KIND_NVMF);
+  auto* n = e->mutable_nvmf();
+  n->set_nqn("nqn.2026-11.io.gpuraid:vd:x");
+  n->set_transport("tcp");
+  n->set_traddr("127.0.0.1");
+  n->set_trsvcid("4420");
+  n->set_port_id("1");
+  n->set_dhchap(true);
+  for (auto [h, a] : {std::pair{"nqn.host:a", "127.0.0.1"}, std::pair{"nqn.host:a", "127.0.0.1"},
+                      std::pair{"nqn.host:b", "192.0.2.7"}}) {
+    auto* c = n->add_connected_hosts();
+    c->set_host_nqn(h);
+    c->set_address(a);
+    c->set_state("ready");
+  }
+  vols[1] = vols[0];  // a second export, on IPv6, nobody connected
+  vols[1].set_id("vd1");
+  vols[1].mutable_export_()->mutable_nvmf()->set_nqn("nqn.2026-11.io.gpuraid:vd:y");
+  vols[1].mutable_export_()->mutable_nvmf()->set_traddr("::1");
+  vols[1].mutable_export_()->mutable_nvmf()->clear_connected_hosts();
+  vols[2].set_id("vd2");  // not exported over NVMe-oF: no series
+  vols[2].mutable_export_()->set_kind(gpuraid::v1::EXPORT_KIND_NBD);
+  PromText p;
+  nvmf_metrics(p, vols);
+  const std::string t = p.str(), l0 = R"(vd="vd0",dg="r5",nqn="nqn.2026-11.io.gpuraid:vd:x")";
+  for (const std::string& want :
+       {"gpuraid_vd_nvmf_info{" + l0 + R"(,transport="tcp",address="127.0.0.1:4420",port="1",dhchap="1",allow_any_host="0"} 1)",
+        std::string(R"(gpuraid_vd_nvmf_info{vd="vd1",dg="r5",nqn="nqn.2026-11.io.gpuraid:vd:y",transport="tcp",address="[::1]:4420")"),
+        "gpuraid_vd_nvmf_connected_hosts{" + l0 + "} 3",
+        std::string(R"(gpuraid_vd_nvmf_connected_hosts{vd="vd1",dg="r5",nqn="nqn.2026-11.io.gpuraid:vd:y"} 0)"),
+        "gpuraid_vd_nvmf_host_state{" + l0 + R"(,host="nqn.host:a",address="127.0.0.1",state="ready"} 2)",
+        "gpuraid_vd_nvmf_host_state{" + l0 + R"(,host="nqn.host:b",address="192.0.2.7",state="ready"} 1)"})
+    EXPECT_NE(t.find(want), std::string::npos) << want << "\nnot in:\n" << t;
+  EXPECT_EQ(t.find("vd2"), std::string::npos) << t;
 }
 
 TEST(NvmetIdentity, StablePerVolumeAndDistinct) {

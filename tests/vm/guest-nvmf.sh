@@ -13,7 +13,8 @@
 #              export refused, nvme connect with the allowed host NQN and its
 #              key (namespace UUID = the one vd show reports); a host NQN not
 #              allowed, no key or a wrong key: refused; vd show lists the
-#              connection; the key only in its 0600 file and nvmet's host entry
+#              connection, and so do the metrics (the export, its connected host
+#              and its state); the key only in its 0600 file and nvmet's host entry
 #   fio_kill:  fio crc32c verify on the remote namespace while gpuraidd is
 #              SIGKILLed and restarted: fio completes and verifies
 #   failure:   a member failed while the host writes (fio crc32c verify):
@@ -21,7 +22,7 @@
 #   unexport:  with the host connected (and another subsystem sharing the
 #              daemon's port): the host's controller goes away; configfs
 #              differs from before the export only by the shared port; the
-#              key file is gone
+#              key file is gone; the metrics no longer show the export
 #   restart:   a clean stop takes the subsystem away, the next start brings
 #              it back with the same namespace identity; with --ublk-on-exit
 #              keep a clean stop leaves it serving and the next start takes it
@@ -44,9 +45,15 @@ KEYFILE=$R/host1.key                        # HOST's DH-HMAC-CHAP key (made in t
 SECRET=$R/state/secrets/nvmf-vd0.dhchap     # where the daemon keeps it
 failures=0
 
-DAEMON_ARGS=(--ublk-depth 64)
+METRICS=9464
+DAEMON_ARGS=(--ublk-depth 64 --metrics $METRICS)
 source "$(dirname "$0")/guest-lib.sh"
 nvmf() { gp vd show vd0 --json | json "d.get('export',{}).get('nvmf',{}).get('$1','')"; }
+# The daemon's Prometheus text, in $W/metrics.
+get_metrics() {
+  python3 -c 'import sys, urllib.request as u; sys.stdout.write(u.urlopen(sys.argv[1], timeout=10).read().decode())' \
+    http://127.0.0.1:$METRICS/metrics >$W/metrics || fail "GET /metrics"
+}
 # Every configfs entry with its value or link target: what "nothing else changed" compares.
 snapshot() {  # (grep exits 2 for the write-only attributes it cannot read)
   { find $CFG -mindepth 1 -printf '%p -> %l\n'; grep -rs "" $CFG || true; } | sort
@@ -153,6 +160,12 @@ step_export() {
   [ "$uuid" = "$(nvmf ns_uuid)" ] || fail "the host sees namespace uuid '$uuid', vd show says '$(nvmf ns_uuid)'"
   UUID=$uuid
   gp vd show vd0 | tee $W/show | grep -q "connected.*127.0.0.1" || fail "vd show lists no connection: $(cat $W/show)"
+  get_metrics
+  local l="vd=\"vd0\",dg=\"[^\"]*\",nqn=\"$NQN\""
+  grep -q "^gpuraid_vd_nvmf_info{$l,transport=\"tcp\",address=\"127.0.0.1:$PORT\",.*dhchap=\"1\".*} 1$" $W/metrics &&
+    grep -q "^gpuraid_vd_nvmf_connected_hosts{$l} [1-9]" $W/metrics &&
+    grep -q "^gpuraid_vd_nvmf_host_state{$l,host=\"[^\"]*\",address=\"127.0.0.1\",state=\"[^\"]*\"} [1-9]" $W/metrics ||
+    fail "the metrics do not show the export and its connected host: $(grep nvmf $W/metrics)"
   grep -q "authenticated with DH-HMAC-CHAP" $W/show || fail "vd show does not say hosts authenticate: $(cat $W/show)"
   [ "$(nvmf dhchap)" = True ] || fail "vd show --json: dhchap is '$(nvmf dhchap)'"
   [ "$(stat -c %a $SECRET 2>&1)" = 600 ] || fail "the key file $SECRET: mode $(stat -c %a $SECRET 2>&1), want 600"
@@ -215,6 +228,8 @@ step_unexport() {
   ls /dev/ublkb* >/dev/null 2>&1 && fail "the ublk device is still there: $(ls /dev/ublkb*)"
   [ "$(cat $CFG/subsystems/$OTHER/namespaces/1/enable)" = 1 ] || fail "$OTHER was disabled"
   [ -e $SECRET ] && fail "unexport left the key file $SECRET"
+  get_metrics
+  grep -q '^gpuraid_vd_nvmf_info{vd="vd0"' $W/metrics && fail "the metrics still show the export: $(grep nvmf $W/metrics)"
   result "nvmf unexport with a host connected: controller gone, $OTHER and the shared port untouched"
 }
 
