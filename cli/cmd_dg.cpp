@@ -156,6 +156,7 @@ void add_dg_commands(Cli& c) {
       std::string level, strip = "64K", name;
       uint32_t parity = 0;
       bool force = false, zeroed = false;
+      std::string guard = "on";
     };
     auto a = std::make_shared<A>();
     auto* s = dg->add_subcommand("create", "create a drive group over free drives");
@@ -168,6 +169,10 @@ void add_dg_commands(Cli& c) {
     s->add_option("--spare", a->spares, "dedicated spare drive (repeatable)");
     s->add_flag("--force", a->force, "overwrite drives that hold data");
     s->add_flag("--assume-zeroed", a->zeroed, "drives read zeroes: skip the background init");
+    s->add_option("--write-hole-guard", a->guard,
+                  "RAID 5/6/ec: log partial parity so that a crash while degraded damages nothing not being "
+                  "written (off: faster writes; such a crash then needs dg start --force)")
+        ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         v1::CreateGroupRequest q;
@@ -185,6 +190,7 @@ void add_dg_commands(Cli& c) {
         for (auto& d : a->spares) q.add_spares(d);
         q.set_force(a->force);
         q.set_assume_zeroed(a->zeroed);
+        q.set_write_hole_guard_off(a->guard == "off");
         v1::Group r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::CreateGroup, q, &r)) return rc;
         if (c.g.json) return print_json(r), int(kOk);

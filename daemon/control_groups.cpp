@@ -248,6 +248,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   cfg.name = name;
   cfg.force = q.force();
   cfg.assume_zeroed = q.assume_zeroed();
+  cfg.write_hole_guard = !q.write_hole_guard_off();
   std::string init;
   if (q.assume_zeroed()) init = "none (the operator said the drives read zeroes)";
   else if (!geo.has_parity() && !geo.is_mirror()) init = "none needed (no redundancy)";

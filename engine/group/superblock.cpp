@@ -116,6 +116,11 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
   char name[kNameBytes] = {};
   memcpy(name, sb.name.data(), std::min(sb.name.size(), kNameBytes - 1));
   w.bytes(name, kNameBytes);          // 136 .. 200
+  if (sb.version >= 2) {
+    w.u64(sb.ppl_offset);             // 200
+    w.u64(sb.ppl_slot_bytes);         // 208
+    w.u32(sb.ppl_slots);              // 216
+  }
   w.at = kSlotsOffset;
   for (const Slot& s : sb.slots) {    // 512 + 32 * i
     w.bytes(s.uuid.data(), 16);
@@ -160,6 +165,11 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   r.bytes(name, kNameBytes);
   name[kNameBytes - 1] = 0;
   s.name = name;
+  if (s.version >= 2) {
+    s.ppl_offset = r.u64();
+    s.ppl_slot_bytes = r.u64();
+    s.ppl_slots = r.u32();
+  }
   r.at = kSlotsOffset;
   for (Slot& sl : s.slots) {
     r.bytes(sl.uuid.data(), 16);
@@ -170,6 +180,11 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     sl.rebuild_checkpoint = r.u64();
   }
   if (s.members == 0 || s.members > kMaxMembers || s.slot >= kMaxSlots || s.data_offset < kMetadataBytes)
+    return DecodeResult::Malformed;
+  const bool guard = s.flags & kFlagWriteHoleGuard;
+  if (guard != (s.version >= 2 && s.ppl_slots != 0) ||
+      (guard && (s.ppl_offset % 4096 || s.ppl_slot_bytes != 4096ull + s.strip_bytes ||
+                 s.ppl_offset < s.data_offset + s.member_data_bytes)))
     return DecodeResult::Malformed;
   Geometry g;
   std::string err;

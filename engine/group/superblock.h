@@ -3,15 +3,17 @@
 // field by field, little-endian, into one 4 KiB block whose last four
 // bytes are a crc32c of the rest.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
 
 #include "engine/geometry.h"
+#include "engine/ppl/ppl_format.h"
 
 namespace gpuraid {
 
-constexpr uint32_t kSuperblockVersion = 1;
+constexpr uint32_t kSuperblockVersion = 2;  // 2: write-hole guard fields (1 still read and kept)
 constexpr uint32_t kSuperblockBytes = 4096;
 constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
 constexpr uint64_t kBitmapOffset = 64 * 1024;         // write-intent bitmap
@@ -37,6 +39,7 @@ struct Slot {
 enum SuperblockFlags : uint32_t {
   kFlagClean = 1u << 0,        // stopped cleanly: no write was in flight, the bitmap is empty
   kFlagInitialized = 1u << 1,  // parity consistent everywhere below init_checkpoint = all
+  kFlagWriteHoleGuard = 1u << 2,  // version 2: partial parity logged (ppl_* fields, engine/ppl/)
 };
 
 struct Superblock {
@@ -54,8 +57,18 @@ struct Superblock {
   uint64_t init_checkpoint = 0;       // stripes below are initialized (when not kFlagInitialized)
   uint64_t created_unix = 0;
   std::string name;                   // up to 63 bytes
+  // Write-hole guard log (version 2, kFlagWriteHoleGuard): slots of
+  // ppl_slot_bytes at member offset ppl_offset, after the member data.
+  uint64_t ppl_offset = 0, ppl_slot_bytes = 0;
+  uint32_t ppl_slots = 0;
   std::array<Slot, kMaxSlots> slots{};
 
+  // Bytes a drive needs to hold this member (metadata, data, guard log).
+  uint64_t member_bytes_needed() const {
+    const uint64_t end = data_offset + member_data_bytes;
+    return ppl_slots ? std::max(end, ppl_offset + ppl_slot_bytes * ppl_slots) : end;
+  }
+  PplLayout ppl_layout() const { return PplLayout{ppl_offset, ppl_slot_bytes, ppl_slots}; }
   uint64_t bitmap_regions() const {
     return bitmap_region_bytes ? (member_data_bytes + bitmap_region_bytes - 1) / bitmap_region_bytes : 0;
   }

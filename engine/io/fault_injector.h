@@ -23,9 +23,12 @@ class FaultInjector {
     // metadata write can fail while the member's data I/O still works.
     kFailSyncWrites = 1u << 4,   // sync writes fail with -EIO, nothing written
     kFailSyncFlushes = 1u << 5,  // sync flushes fail with -EIO
+    // Writes report success but write nothing: what a crash between the
+    // member writes of one stripe leaves (a torn stripe, on purpose).
+    kDropWrites = 1u << 6,
   };
   enum class SyncKind { Read, Write, Flush };
-  enum class Action { Issue, FailEio, FailNoDev, Shorten };
+  enum class Action { Issue, FailEio, FailNoDev, Shorten, Drop };
 
   void arm(uint32_t modes) { modes_.fetch_or(modes); }
   void set_latency_us(uint32_t us) { latency_us_.store(us); }

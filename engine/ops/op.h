@@ -74,6 +74,11 @@ struct Op {
   int rebuild_member = -1;
   Op* next_free = nullptr;
   bool in_pool = false;  // on its pool's free list (checked: an op is freed once)
+  // Write-hole guard (ppl/ppl_stage.cpp): log slots held, entry buffer, what runs after the log.
+  uint64_t ppl_reserved = 0;
+  std::vector<uint8_t> ppl_mem;
+  void (*ppl_next)(Op*) = nullptr;
+  void (*ppl_fail)(Op*, int) = nullptr;
 };
 
 

@@ -1,0 +1,96 @@
+// Partial parity of a planned stripe write, per parity row r written:
+//   pp_r = new parity row r + row r over the data ranges the write puts on
+//          members it writes (GF(2^8): + is XOR).
+// That is row r over the stripe's data as the write leaves it with those
+// ranges left out: what replay needs when they may be torn. Data of failed
+// members stays in (its new contents, as the write computed them), so a
+// replay with members missing rebuilds them right.
+#include <isa-l/erasure_code.h>
+
+#include <cstring>
+
+#include "engine/ops/op.h"
+#include "engine/ppl/ppl_log.h"
+
+namespace gpuraid {
+
+static uint64_t logged_members(const Op* op) {
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips();
+  uint64_t mem = 0;
+  for (uint32_t r = 0; r < g.parity; r++)
+    if (op->wplan.write_roles >> (k + r) & 1) mem |= 1ull << role_member(g, op->stripe, k + r);
+  return mem;
+}
+
+static void logged(Op* op) {
+  if (op->errored) {
+    if (!absorb_errors(op)) return op->ppl_fail(op, -EIO);
+    // Members failed here are not written: the others hold the new stripe.
+    const Geometry& g = op->vol->geometry();
+    op->wplan.write_roles &= ~failed_roles(g, op->stripe, op->vol->failed_mask_for(op->stripe));
+  }
+  op->ppl_next(op);
+}
+
+static void write_entries(Op* op) {
+  PplLog* log = op->vol->ppl;
+  const uint64_t mem = logged_members(op);
+  if (!mem) return op->ppl_next(op);
+  if (!log->try_reserve(op->stripe, mem)) {
+    log->count_wait();
+    return resume_on_home(op, write_entries);  // another stripe's write holds the slot: next turn
+  }
+  op->ppl_reserved = mem;
+  const Geometry& g = op->vol->geometry();
+  const Codec& c = op->vol->codec();
+  const uint32_t k = g.data_strips();
+  const WritePlan& p = op->wplan;
+  const uint32_t L = p.c1 - p.c0;
+  const size_t entry = kPplHeaderBytes + L;
+  op->ppl_mem.resize(entry * g.parity + 4096);
+  uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->ppl_mem.data()) + 4095) & ~uintptr_t(4095));
+  PplEntry e;
+  e.group = log->group();
+  e.stripe = op->stripe;
+  e.c0 = p.c0;
+  e.c1 = p.c1;
+  e.k = k;
+  for (uint32_t i = 0; i < k; i++)
+    if (p.write_roles >> i & 1) e.ranges[i] = op->ranges[i];
+  const uint32_t slot = log->layout().slot_of(op->stripe);
+  begin_phase(op, logged);
+  for (uint32_t r = 0; r < g.parity; r++) {
+    if (!(p.write_roles >> (k + r) & 1)) continue;
+    uint8_t* hdr = base + entry * r;
+    uint8_t* pp = hdr + kPplHeaderBytes;
+    memcpy(pp, op->rd[k + r], L);
+    uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * r;
+    for (uint32_t i = 0; i < k; i++) {
+      if (e.ranges[i].empty()) continue;
+      const uint32_t a = e.ranges[i].a, b = e.ranges[i].b;
+      gf_vect_mad(int(b - a), int(k), int(i), tables, op->nd[i] + (a - p.c0), pp + (a - p.c0));
+    }
+    e.row = r;
+    e.seq = log->next_seq();
+    e.payload_crc = ppl_crc(pp, L);
+    encode_ppl_header(e, hdr);
+    issue_member_io(op, role_member(g, op->stripe, k + r), MemberIo::Write, log->layout().slot_offset(slot), hdr,
+                    uint32_t(entry), /*dsync=*/true);
+  }
+  end_issue(op);
+}
+
+void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int)) {
+  op->ppl_next = next;
+  op->ppl_fail = fail;
+  write_entries(op);
+}
+
+void ppl_release(Op* op) {
+  if (!op->ppl_reserved) return;
+  op->vol->ppl->release(op->stripe, op->ppl_reserved);
+  op->ppl_reserved = 0;
+}
+
+}  // namespace gpuraid
