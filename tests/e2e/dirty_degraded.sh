@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Dirty and degraded: a RAID 5 member failed, writes, then gpuraidd is
-# SIGKILLed. At start the group is offline (its parity may be stale where
+# Dirty and degraded without the write-hole guard (created with
+# --write-hole-guard off; with it, the default, see write_hole_guard.sh):
+# a RAID 5 member failed, writes, then gpuraidd is SIGKILLed. At start the group is offline (its parity may be stale where
 # writes were in flight: the write hole). gpuraid dg start says why; with
 # --force it starts, saying what that risks (regions, stripes, bytes), and
 # the group rebuilds onto a replacement, or a pool spare. dg start also
@@ -8,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 
-r5_with_volume
+r5_with_volume --write-hole-guard off
 
 step "fail pd1, write, idle: a SIGKILL then is no dirty degraded stop (r5 starts degraded)"
 gp pd fail pd1 >/dev/null

@@ -49,12 +49,12 @@ await_event() {
 # expect_err_has TEXT: the last expect_rc's stderr says TEXT.
 expect_err_has() { grep -q -- "$1" <<<"$ERR" || fail "the message does not say '$1': $ERR"; echo "   ok: says '$1'"; }
 
-# r5_with_volume: a daemon with pd0..pd4 (64 MiB), r5 over pd0-pd3
-# (initialised) and v, a 64 MiB VD on it written with pattern 1.
+# r5_with_volume [dg create options]: a daemon with pd0..pd4 (64 MiB), r5
+# over pd0-pd3 (initialised) and v, a 64 MiB VD on it written with pattern 1.
 r5_with_volume() {
   start_daemon
   for i in 0 1 2 3 4; do gp pd add "$T/drive$i.img" --size 64M >/dev/null; done
-  gp dg create --level 5 --name r5 pd0 pd1 pd2 pd3 >/dev/null
+  gp dg create --level 5 --name r5 "$@" pd0 pd1 pd2 pd3 >/dev/null
   gp dg show r5 --watch --interval 0.2 >/dev/null
   gp vd create r5 --size 64M --name v >/dev/null
   gp vd write v --pattern 1 --length 64M
