@@ -59,3 +59,16 @@ r5_with_volume() {
   gp vd create r5 --size 64M --name v >/dev/null
   gp vd write v --pattern 1 --length 64M
 }
+
+# rebuild_onto_pd4_and_scrub: r5's failed pd1 replaced by pd4 and rebuilt;
+# v reads back (pattern 2 over the first 8 MiB, 1 after); a scrub is clean.
+rebuild_onto_pd4_and_scrub() {
+  gp dg replace r5 --old pd1 --with pd4 >/dev/null
+  gp dg show r5 --watch --interval 0.2 >/dev/null
+  check "r5 rebuilt" optimal "$(gstate r5)"
+  gp vd read v --verify-pattern 2 --length 8M
+  gp vd read v --offset 8M --verify-pattern 1 --length 56M
+  gp dg scrub r5 start >/dev/null
+  gp dg show r5 --watch --interval 0.2 >/dev/null
+  check "mismatched stripes" 0 "$(gp dg show r5 --json | json 'int(d["last_scrub"].get("mismatched_stripes", 0))')"
+}

@@ -24,13 +24,6 @@ gp vd read v --verify-pattern 2 --length 8M
 gp vd read v --offset 8M --verify-pattern 1 --length 56M
 
 step "it rebuilds onto a replacement as usual; scrub clean"
-gp dg replace r5 --old pd1 --with pd4 >/dev/null
-gp dg show r5 --watch --interval 0.2 >/dev/null
-check "r5 rebuilt" optimal "$(gstate r5)"
-gp vd read v --verify-pattern 2 --length 8M
-gp vd read v --offset 8M --verify-pattern 1 --length 56M
-gp dg scrub r5 start >/dev/null
-gp dg show r5 --watch --interval 0.2 >/dev/null
-check "mismatched stripes" 0 "$(gp dg show r5 --json | json 'int(d["last_scrub"].get("mismatched_stripes", 0))')"
+rebuild_onto_pd4_and_scrub
 stop_daemon
 echo "write_hole_guard: OK"
