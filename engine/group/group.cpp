@@ -174,9 +174,6 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   for (uint32_t i = 0; i < g.members; i++)
     for (uint64_t b = 0; b * 4096 < zeros.size() || b == 0; b++)
       if (!write_bitmap_block(*im.drives[i], zeros.data(), zeros.size(), b, err)) return nullptr;
-  // No entry of an earlier group on these drives may look like ours.
-  for (uint32_t i = 0; i < g.members && ppl.enabled(); i++)
-    if (!ppl_invalidate(*im.drives[i], ppl, err)) return nullptr;
   std::vector<Drive*> vm;
   for (uint32_t i = 0; i < g.members; i++) vm.push_back(im.drives[i].get());
   grp->volume_ = Volume::create(engine, g, vm, kMetadataBytes, err);

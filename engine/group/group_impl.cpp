@@ -216,7 +216,7 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
     *err = raw->path() + " is too small: needs " + std::to_string(need) + " bytes";
     return false;
   }
-  if (!forget_ppl(*raw, err)) return false;
+  if (!forget_ppl(*raw, err)) return *err = "cannot write the write-hole log of member " + std::to_string(member) + ": " + *err, false;
   std::vector<uint8_t> zeros(std::max<uint64_t>(1, wi->bitmap_bytes()), 0);
   for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
     if (!write_bitmap_block(*raw, zeros.data(), zeros.size(), b, err)) return false;
