@@ -79,6 +79,7 @@ struct Op {
   std::vector<uint8_t> ppl_mem;
   void (*ppl_next)(Op*) = nullptr;
   void (*ppl_fail)(Op*, int) = nullptr;
+  Op* ppl_wait_next = nullptr;  // queued for a log slot another stripe's write holds (PplLog)
 };
 
 

@@ -60,6 +60,7 @@ void encode_ppl_header(const PplEntry& e, uint8_t* out) {
   put32(out + 48, e.row);
   put32(out + 52, e.k);
   put32(out + 56, e.payload_crc);
+  put32(out + 60, e.flags);
   for (uint32_t i = 0; i < e.k; i++) {
     put32(out + kRangesOffset + 8 * i, e.ranges[i].a);
     put32(out + kRangesOffset + 8 * i + 4, e.ranges[i].b);
@@ -79,6 +80,8 @@ bool decode_ppl_header(const uint8_t* in, uint32_t strip_bytes, PplEntry* e) {
   x.row = get32(in + 48);
   x.k = get32(in + 52);
   x.payload_crc = get32(in + 56);
+  x.flags = get32(in + 60);
+  if (x.flags & ~kPplZeroPayload) return false;  // a flag this version does not know
   if (x.k == 0 || x.k > kMaxMembers || x.c0 >= x.c1 || x.c1 > strip_bytes) return false;
   for (uint32_t i = 0; i < x.k; i++) {
     x.ranges[i].a = get32(in + kRangesOffset + 8 * i);

@@ -13,6 +13,9 @@
 namespace gpuraid {
 
 constexpr uint32_t kPplHeaderBytes = 4096;
+// PplEntry::flags: no payload follows the header; the partial parity is
+// zero over [c0, c1) (the write covers every data strip there).
+constexpr uint32_t kPplZeroPayload = 1u << 0;
 
 struct PplLayout {
   uint64_t offset = 0;      // member byte offset of slot 0
@@ -40,6 +43,7 @@ struct PplEntry {
   uint32_t row = 0;
   uint32_t k = 0;
   uint32_t payload_crc = 0;
+  uint32_t flags = 0;  // kPplZeroPayload
   StripRange ranges[kMaxMembers];
 };
 

@@ -21,17 +21,32 @@ class PplLog {
   const PplLayout& layout() const { return layout_; }
   const std::array<uint8_t, 16>& group() const { return group_; }
   // Holds the stripe's slot on every member in `members`: all or none.
-  bool try_reserve(uint64_t stripe, uint64_t members);
-  void release(uint64_t stripe, uint64_t members);
+  // When another stripe's write holds one of them, `op` joins the slot's
+  // queue instead (false): release() hands it back to be tried again.
+  // Nothing polls: a queued write costs nothing until the slot frees.
+  bool reserve_or_queue(uint64_t stripe, uint64_t members, Op* op);
+  // Frees the slots; returns the writes queued on the slot (linked by
+  // Op::ppl_wait_next, FIFO), which the caller must resume.
+  Op* release(uint64_t stripe, uint64_t members);
   uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
-  void count_wait() { waits_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
+  // One per slot (all members): a spinlock held for a few instructions,
+  // and the writes waiting for the slot on some member.
+  struct alignas(64) Slot {
+    std::atomic<bool> busy{false};
+    Op* head = nullptr;
+    Op* tail = nullptr;
+  };
+  void lock(Slot& s);
+  void unlock(Slot& s) { s.busy.store(false, std::memory_order_release); }
+
   PplLayout layout_;
   std::array<uint8_t, 16> group_;
   uint32_t members_;
-  std::unique_ptr<std::atomic<uint64_t>[]> owner_;  // [member * slots + slot]: stripe + 1, 0 free
+  std::unique_ptr<uint64_t[]> owner_;  // [member * slots + slot]: stripe + 1, 0 free (under the slot's lock)
+  std::unique_ptr<Slot[]> slots_;
   std::atomic<uint64_t> seq_{1};
   std::atomic<uint64_t> waits_{0};
 };

@@ -43,9 +43,13 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std
           role_member(g, e.stripe, k + e.row) != m)
         continue;
       const uint32_t L = e.c1 - e.c0;
-      rc = d->sync_read(pp.get(), L, l.slot_offset(slot) + kPplHeaderBytes);
-      if (rc < 0) return io_fail(err, *d, "log read", rc);
-      if (ppl_crc(pp.get(), L) != e.payload_crc) continue;  // torn log write: its stripe was not touched
+      if (e.flags & kPplZeroPayload) {
+        memset(pp.get(), 0, L);  // header alone: one write, it is there whole or not at all
+      } else {
+        rc = d->sync_read(pp.get(), L, l.slot_offset(slot) + kPplHeaderBytes);
+        if (rc < 0) return io_fail(err, *d, "log read", rc);
+        if (ppl_crc(pp.get(), L) != e.payload_crc) continue;  // torn log write: its stripe was not touched
+      }
       st->entries++;
       if (!torn(e.stripe)) continue;
       uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * e.row;

@@ -33,23 +33,27 @@ static void logged(Op* op) {
   op->ppl_next(op);
 }
 
+// True when the write puts every data strip's bytes over all of [c0, c1)
+// (a full-stripe write): nothing old survives there, the partial parity is
+// zero and the entry is its header alone (kPplZeroPayload).
+static bool covers_all(const PplEntry& e) {
+  for (uint32_t i = 0; i < e.k; i++)
+    if (!e.ranges[i].covers(e.c0, e.c1)) return false;
+  return true;
+}
+
 static void write_entries(Op* op) {
   PplLog* log = op->vol->ppl;
   const uint64_t mem = logged_members(op);
   if (!mem) return op->ppl_next(op);
-  if (!log->try_reserve(op->stripe, mem)) {
-    log->count_wait();
-    return resume_on_home(op, write_entries);  // another stripe's write holds the slot: next turn
-  }
+  // Another stripe's write holds the slot: queued, ppl_release() of that
+  // write runs write_entries again.
+  if (!log->reserve_or_queue(op->stripe, mem, op)) return;
   op->ppl_reserved = mem;
   const Geometry& g = op->vol->geometry();
   const Codec& c = op->vol->codec();
   const uint32_t k = g.data_strips();
   const WritePlan& p = op->wplan;
-  const uint32_t L = p.c1 - p.c0;
-  const size_t entry = kPplHeaderBytes + L;
-  op->ppl_mem.resize(entry * g.parity + 4096);
-  uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->ppl_mem.data()) + 4095) & ~uintptr_t(4095));
   PplEntry e;
   e.group = log->group();
   e.stripe = op->stripe;
@@ -58,22 +62,32 @@ static void write_entries(Op* op) {
   e.k = k;
   for (uint32_t i = 0; i < k; i++)
     if (p.write_roles >> i & 1) e.ranges[i] = op->ranges[i];
+  if (covers_all(e)) e.flags |= kPplZeroPayload;
+  const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : p.c1 - p.c0;
+  const size_t entry = kPplHeaderBytes + L;
+  op->ppl_mem.resize(entry * g.parity + 4096);
+  uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->ppl_mem.data()) + 4095) & ~uintptr_t(4095));
   const uint32_t slot = log->layout().slot_of(op->stripe);
+  // The data and parity writes of the stripe are issued by logged(), after
+  // every log write of this phase completed (with FUA: durable): a crash
+  // never finds the stripe touched without its entries on disk.
   begin_phase(op, logged);
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
     uint8_t* hdr = base + entry * r;
     uint8_t* pp = hdr + kPplHeaderBytes;
-    memcpy(pp, op->rd[k + r], L);
-    uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * r;
-    for (uint32_t i = 0; i < k; i++) {
-      if (e.ranges[i].empty()) continue;
-      const uint32_t a = e.ranges[i].a, b = e.ranges[i].b;
-      gf_vect_mad(int(b - a), int(k), int(i), tables, op->nd[i] + (a - p.c0), pp + (a - p.c0));
+    if (L) {
+      memcpy(pp, op->rd[k + r], L);
+      uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * r;
+      for (uint32_t i = 0; i < k; i++) {
+        if (e.ranges[i].empty()) continue;
+        const uint32_t a = e.ranges[i].a, b = e.ranges[i].b;
+        gf_vect_mad(int(b - a), int(k), int(i), tables, op->nd[i] + (a - p.c0), pp + (a - p.c0));
+      }
     }
     e.row = r;
     e.seq = log->next_seq();
-    e.payload_crc = ppl_crc(pp, L);
+    e.payload_crc = L ? ppl_crc(pp, L) : 0;
     encode_ppl_header(e, hdr);
     issue_member_io(op, role_member(g, op->stripe, k + r), MemberIo::Write, log->layout().slot_offset(slot), hdr,
                     uint32_t(entry), /*dsync=*/true);
@@ -89,8 +103,13 @@ void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int)) {
 
 void ppl_release(Op* op) {
   if (!op->ppl_reserved) return;
-  op->vol->ppl->release(op->stripe, op->ppl_reserved);
+  Op* w = op->vol->ppl->release(op->stripe, op->ppl_reserved);
   op->ppl_reserved = 0;
+  while (w) {
+    Op* next = w->ppl_wait_next;  // read first: the resumed op may queue again
+    resume_on_home(w, write_entries);
+    w = next;
+  }
 }
 
 }  // namespace gpuraid
