@@ -79,9 +79,7 @@ struct Op {
   std::vector<uint8_t> ppl_mem;
   void (*ppl_next)(Op*) = nullptr;
   void (*ppl_fail)(Op*, int) = nullptr;
-  Op* ppl_wait_next = nullptr;  // queued for a log slot another stripe's write holds (PplLog),
-                                // or for the log flush of its reactor (ppl_commit.cpp)
-  uint64_t ppl_flush = 0;       // members whose log write needs a flush (written without FUA)
+  Op* ppl_wait_next = nullptr;  // queued for a log slot another stripe's write holds (PplLog)
 };
 
 

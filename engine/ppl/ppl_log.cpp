@@ -1,6 +1,5 @@
 #include "engine/ppl/ppl_log.h"
 
-#include "engine/invariant.h"
 #include "engine/ops/op.h"
 
 namespace gpuraid {
@@ -9,11 +8,6 @@ PplLog::PplLog(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 
     : layout_(l), group_(group), members_(g.members) {
   owner_.reset(new uint64_t[size_t(members_) * l.slots]());
   slots_.reset(new Slot[l.slots]);
-}
-
-PplLog::FlushBatch& PplLog::batch(uint32_t reactor) {
-  GPR_ASSERT(reactor < kMaxReactors, "reactor %u: the write-hole log keeps batches for %u", reactor, kMaxReactors);
-  return batches_[reactor];
 }
 
 void PplLog::lock(Slot& s) {

@@ -30,23 +30,6 @@ class PplLog {
   Op* release(uint64_t stripe, uint64_t members);
   uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
-  // Log writes issued without FUA, and the flushes that made them durable
-  // (one per member per batch, ppl_commit.cpp).
-  uint64_t batched_writes() const { return batched_writes_.load(std::memory_order_relaxed); }
-  uint64_t flushes() const { return flushes_.load(std::memory_order_relaxed); }
-
-  // The log flush of one reactor (touched by that reactor alone): the ops
-  // riding the flush in flight, and those waiting for the next one.
-  struct FlushBatch {
-    bool in_flight = false;
-    Op* head = nullptr;
-    Op* tail = nullptr;
-  };
-  FlushBatch& batch(uint32_t reactor);
-  void count_batched(uint64_t writes, uint64_t flushes) {
-    batched_writes_.fetch_add(writes, std::memory_order_relaxed);
-    flushes_.fetch_add(flushes, std::memory_order_relaxed);
-  }
 
  private:
   // One per slot (all members): a spinlock held for a few instructions,
@@ -66,9 +49,6 @@ class PplLog {
   std::unique_ptr<Slot[]> slots_;
   std::atomic<uint64_t> seq_{1};
   std::atomic<uint64_t> waits_{0};
-  std::atomic<uint64_t> batched_writes_{0}, flushes_{0};
-  static constexpr uint32_t kMaxReactors = 256;
-  std::unique_ptr<FlushBatch[]> batches_{new FlushBatch[kMaxReactors]};
 };
 
 // The op stage (ppl_stage.cpp), after the new parity is computed and
@@ -78,9 +58,5 @@ class PplLog {
 void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int));
 // Frees the op's slots; from the op's end (after its writes or failure).
 void ppl_release(Op* op);
-// ppl_commit.cpp: after the op's log writes completed, makes those written
-// without FUA durable (one flush per member for every op of its reactor
-// waiting then), then runs op->ppl_next (op->ppl_fail past redundancy).
-void ppl_commit(Op* op);
 
 }  // namespace gpuraid

@@ -30,15 +30,7 @@ static void logged(Op* op) {
     const Geometry& g = op->vol->geometry();
     op->wplan.write_roles &= ~failed_roles(g, op->stripe, op->vol->failed_mask_for(op->stripe));
   }
-  ppl_commit(op);
-}
-
-// A RAM-backed member (mem, null) has no cache to flush: FUA there costs
-// nothing, while a flush would add a round. Elsewhere a FUA write is a
-// cache flush of its own (fdatasync on a file): the log writes go without
-// and share one flush per member (ppl_commit.cpp).
-static bool fua_is_free(const Drive* d) {
-  return d && (d->type() == DriveType::Mem || d->type() == DriveType::Null);
+  op->ppl_next(op);
 }
 
 // True when the write puts every data strip's bytes over all of [c0, c1)
@@ -76,11 +68,9 @@ static void write_entries(Op* op) {
   op->ppl_mem.resize(entry * g.parity + 4096);
   uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->ppl_mem.data()) + 4095) & ~uintptr_t(4095));
   const uint32_t slot = log->layout().slot_of(op->stripe);
-  // The data and parity writes of the stripe are issued by op->ppl_next,
-  // run by ppl_commit() once every log write of this phase has completed
-  // and is durable (written with FUA, or completed and then flushed): a
-  // crash never finds the stripe touched without its entries on disk.
-  op->ppl_flush = 0;
+  // The data and parity writes of the stripe are issued by logged(), after
+  // every log write of this phase completed (with FUA: durable): a crash
+  // never finds the stripe touched without its entries on disk.
   begin_phase(op, logged);
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
@@ -99,10 +89,8 @@ static void write_entries(Op* op) {
     e.seq = log->next_seq();
     e.payload_crc = L ? ppl_crc(pp, L) : 0;
     encode_ppl_header(e, hdr);
-    const uint32_t m = role_member(g, op->stripe, k + r);
-    const bool fua = fua_is_free(op->vol->member(m));
-    if (!fua) op->ppl_flush |= 1ull << m;
-    issue_member_io(op, m, MemberIo::Write, log->layout().slot_offset(slot), hdr, uint32_t(entry), fua);
+    issue_member_io(op, role_member(g, op->stripe, k + r), MemberIo::Write, log->layout().slot_offset(slot), hdr,
+                    uint32_t(entry), /*dsync=*/true);
   }
   end_issue(op);
 }

@@ -6,7 +6,6 @@
 // written reads back, those of the missing members included.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -217,46 +216,5 @@ TEST(WriteHoleGuard, FullStripeEntryIsHeaderOnly) {
   EXPECT_EQ(e.stripe, stripe);
   EXPECT_TRUE(e.flags & kPplZeroPayload);
   EXPECT_EQ(rig.raw_read(pm, payload, mark.size()), mark) << "a full-stripe write's entry has no payload";
-  ASSERT_TRUE(g->stop(&err)) << err;
-}
-
-// On drives with a cache to flush (files here) the log writes go without
-// FUA and the writes whose log completed meanwhile share one flush per
-// member (group commit), instead of one FUA write (an fdatasync on a file)
-// per parity member per write. Data and parity follow the flush.
-TEST(WriteHoleGuard, LogWritesShareFlushes) {
-  GroupRig rig(4);
-  std::string err;
-  auto g = rig.create(config(Level::R5), 0, 4, &err);
-  ASSERT_TRUE(g) << err;
-  Volume& v = g->volume();
-  const Geometry geo = v.geometry();
-  const uint32_t kWrites = std::min<uint32_t>(12, v.ppl->layout().slots);
-  AlignedBuf buf(kWrites * 4096);
-  fill_random(buf.data(), buf.size(), 5);
-  std::vector<Pending> p(kWrites);
-  // Distinct stripes, so no write waits for another's stripe lock or slot.
-  std::vector<uint64_t> stripes;
-  for (uint64_t s = 0; stripes.size() < kWrites && s < geo.stripes(); s++) {
-    bool clash = false;
-    for (uint64_t t : stripes) clash |= v.ppl->layout().slot_of(t) == v.ppl->layout().slot_of(s);
-    if (!clash) stripes.push_back(s);
-  }
-  ASSERT_EQ(stripes.size(), kWrites);
-  for (uint32_t i = 0; i < kWrites; i++)
-    ASSERT_NO_FATAL_FAILURE(submit_write(v, rig.reactor(), p[i], stripes[i] * geo.stripe_data_bytes(), buf.data() + i * 4096));
-  ASSERT_TRUE(rig.wait([&] {
-    for (auto& x : p) if (!x.done) return false;
-    return true;
-  }, 30)) << "the writes did not complete";
-  for (auto& x : p) EXPECT_EQ(0, x.q.result);
-  EXPECT_EQ(v.ppl->batched_writes(), kWrites) << "one log write per write, without FUA";
-  EXPECT_GE(v.ppl->flushes(), 1u);
-  EXPECT_LT(v.ppl->flushes(), kWrites) << "log writes should share flushes";
-  AlignedBuf got(4096);
-  for (uint32_t i = 0; i < kWrites; i++) {
-    ASSERT_EQ(0, rig.io(v, IoRequest::Read, stripes[i] * geo.stripe_data_bytes(), 4096, got.data()));
-    EXPECT_EQ(0, memcmp(got.data(), buf.data() + i * 4096, 4096)) << "stripe " << stripes[i];
-  }
   ASSERT_TRUE(g->stop(&err)) << err;
 }
