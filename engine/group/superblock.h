@@ -1,4 +1,4 @@
-// The on-disk superblock of a member (format version 1). Two copies per
+// The on-disk superblock of a member (format version 1, or 2 with the write-hole guard). Two copies per
 // member (docs/ON-DISK.md gives every field, offset and size). Encoded
 // field by field, little-endian, into one 4 KiB block whose last four
 // bytes are a crc32c of the rest.
