@@ -49,6 +49,14 @@ bool sizes_differ(const v1::Group& g) {
   return false;
 }
 
+// The write-hole guard's state; only parity levels can have one.
+static std::string guard_str(const v1::Group& g) {
+  if (g.parity() == 0) return "- (no parity)";
+  if (g.state() == v1::GROUP_STATE_OFFLINE) return "- (group offline)";
+  if (g.write_hole_guard()) return "on (partial parity log: an unclean stop while degraded starts by itself)";
+  return "off (an unclean stop while degraded needs force)";
+}
+
 void print_group(const v1::Group& g) {
   std::string vols;
   for (auto& v : g.volumes()) vols += (vols.empty() ? "" : ", ") + v;
@@ -65,6 +73,7 @@ void print_group(const v1::Group& g) {
                 {"redundancy", redundancy_str(g)},
                 {"member data", g.member_data_bytes() ? size_str(g.member_data_bytes()) + " on each member (as the smallest gives)" : "-"},
                 {"unused", g.unused_bytes() ? size_str(g.unused_bytes()) + (sizes_differ(g) ? " (members differ in size: see UNUSED)" : "") : "-"},
+                {"write-hole guard", guard_str(g)},
                 {"rebuilds", g.rebuild_held() ? "held (gpuraid dg rebuild " + g.name() + " start)" : "run"},
                 {"spares", spares.empty() ? "-" : spares},
                 {"volumes", vols.empty() ? "-" : vols},

@@ -82,6 +82,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   // Every member gives the same bytes, the smallest member's: the rest of a larger one is unused.
   const uint64_t used = g.volume().data_offset() + geo.member_data_bytes;
   out->set_member_data_bytes(geo.member_data_bytes);
+  out->set_write_hole_guard(g.volume().ppl != nullptr);
   uint64_t unused = 0;
   for (const auto& mi : g.members()) {
     auto* m = out->add_members();
