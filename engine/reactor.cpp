@@ -114,7 +114,7 @@ void Reactor::submit(MemberIo* io) {
   io->issue_ns = turn_ns_;
   if (f.active()) {
     int fail = 0;
-    switch (f.on_issue(io->kind == MemberIo::Write)) {
+    switch (f.on_issue(io->kind == MemberIo::Write, io->dsync)) {
       case FaultInjector::Action::FailEio: fail = -EIO; break;
       case FaultInjector::Action::FailNoDev: fail = -ENODEV; break;
       case FaultInjector::Action::Shorten:

@@ -36,15 +36,20 @@ struct Case {
   Level level;
   uint32_t parity, drives, lose;  // members missing at the restart
   bool fail_before;               // failed before the torn write (else lost with the crash)
+  // Roles whose members drop their writes (the crash came before them):
+  // data role 1 by default; parity roles (k, k+1) leave the new data
+  // beside the old parity, the classic write hole.
+  std::vector<uint32_t> torn_roles = {1};
 };
 
-// Writes [off, off+len) of the image with the writes to `torn_member`
-// dropped, then "crashes" (no stop). Returns the group's geometry.
-void torn_write(GroupRig& rig, std::unique_ptr<Group>& g, Image& img, uint64_t off, uint64_t len, Drive* torn) {
+// Writes [off, off+len) of the image with the stripe writes (not the log
+// entries) to the `torn` members dropped, then "crashes" (no stop).
+void torn_write(GroupRig& rig, std::unique_ptr<Group>& g, Image& img, uint64_t off, uint64_t len,
+                const std::vector<Drive*>& torn) {
   fill_random(img.buf.data() + off, len, off + 1);
-  torn->faults().arm(FaultInjector::kDropWrites);
+  for (Drive* d : torn) d->faults().arm(FaultInjector::kDropPlainWrites);  // the log entries land
   ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, len, img.buf.data() + off));
-  torn->faults().clear();
+  for (Drive* d : torn) d->faults().clear();
   g.reset();  // crash: no clean stop
 }
 
@@ -71,7 +76,9 @@ void run_case(const Case& c) {
   const uint64_t off = stripe * geo.stripe_data_bytes() + 8192;
   const uint64_t len = geo.strip_bytes;  // from role 0 column 8K into role 1 column 8K
   const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + len);
-  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, off, len, g->volume().member(role_member(geo, stripe, 1))));
+  std::vector<Drive*> torn;
+  for (uint32_t role : c.torn_roles) torn.push_back(g->volume().member(role_member(geo, stripe, role)));
+  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, off, len, torn));
 
   std::vector<std::unique_ptr<Drive>> drives;
   for (uint32_t i = 0; i < c.drives; i++)
@@ -104,6 +111,14 @@ TEST(WriteHoleGuard, Raid5MemberLostWithTheCrash) { run_case({"raid5 lost", Leve
 TEST(WriteHoleGuard, Raid6TwoMembersFailedBeforeTheCrash) { run_case({"raid6", Level::R6, 0, 6, 2, true}); }
 TEST(WriteHoleGuard, Raid6TwoMembersLostWithTheCrash) { run_case({"raid6 lost", Level::R6, 0, 6, 2, false}); }
 TEST(WriteHoleGuard, EcTwoMembersFailedBeforeTheCrash) { run_case({"ec 4+2", Level::EC, 2, 6, 2, true}); }
+// The crash came after the data writes and before the parity writes.
+TEST(WriteHoleGuard, Raid5ParityWriteTorn) { run_case({"raid5 parity torn", Level::R5, 0, 4, 1, true, {3}}); }
+TEST(WriteHoleGuard, Raid6BothParityWritesTorn) {
+  run_case({"raid6 P and Q torn", Level::R6, 0, 6, 2, true, {4, 5}});
+}
+TEST(WriteHoleGuard, Raid6QWriteTornAndADataWrite) {
+  run_case({"raid6 Q and data 1 torn", Level::R6, 0, 6, 2, true, {1, 5}});
+}
 
 // With the guard off the old behaviour stays, and says so.
 TEST(WriteHoleGuard, OffKeepsTheForcedStartAndVersion1) {
