@@ -16,6 +16,7 @@
 #include "engine/engine.h"
 #include "engine/units.h"
 #include "engine/volume.h"
+#include "engine/ppl/ppl_log.h"
 
 #include "bench/rebuild_mode.h"
 #include "bench/runner.h"
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-fill", o.no_fill, "skip writing the drives once before measuring");
   auto* raw = app.add_flag("--raw", o.raw, "run on the member drives without RAID");
   app.add_flag("--compare", o.compare, "run raw and RAID in one invocation and print ratios")->excludes(raw);
+  app.add_flag("--guard-compare", o.guard_compare,
+               "RAID without and with the write-hole guard (its partial parity log) in one invocation, and their ratio")
+      ->excludes(raw);
   app.add_flag("--json", o.as_json, "print one JSON object");
   app.add_flag("--force", o.force, "allow writing to block devices (destroys their data)");
   CLI11_PARSE(app, argc, argv);
@@ -163,11 +167,23 @@ int main(int argc, char** argv) {
     cleanup();
     return fail_usage(err);
   }
+  // --guard-compare: the guard's log after the member data, as a group puts it.
+  PplLayout ppl_layout;
+  if (o.guard_compare) {
+    if (!g.has_parity()) return fail_usage("--guard-compare needs a parity level (5, 6, ec)");
+    ppl_layout = PplLayout::for_new_group(g.strip_bytes, g.member_data_bytes, 0);
+    if (!Geometry::make(g.level, g.members, g.level == Level::EC ? g.parity : 0, g.strip_bytes,
+                        (g.member_data_bytes - ppl_layout.bytes()) / g.strip_bytes * g.strip_bytes, &g, &err))
+      return fail_usage(err);
+    ppl_layout.offset = g.member_data_bytes;
+  }
   auto vol = Volume::create(*engine, g, members, 0, &err);
   if (!vol) {
     cleanup();
     return fail_usage(err);
   }
+  std::unique_ptr<PplLog> ppl;
+  if (o.guard_compare) ppl = std::make_unique<PplLog>(g, ppl_layout, std::array<uint8_t, 16>{1});
   if (bs > g.stripe_data_bytes() * 64) return fail_usage("--bs is larger than 64 stripes");
   try {
     if (dt != DriveType::Null && !o.no_fill) fill(*engine, *vol);
@@ -188,13 +204,18 @@ int main(int argc, char** argv) {
 
   RaidTarget raid(*vol);
   RawTarget rawt(*vol, uint32_t(bs));
-  std::vector<RunResult> raws, raids;
+  std::vector<RunResult> raws, raids, guarded;
   try {
     if (o.raw || o.compare) warm_up(*engine, rawt, w, o, o.seed);
     if (!o.raw) warm_up(*engine, raid, w, o, o.seed);
     for (uint32_t run = 0; run < o.runs; run++) {
       if (o.raw || o.compare) raws.push_back(run_once(*engine, rawt, w, o, o.seed + run));
       if (!o.raw) raids.push_back(run_once(*engine, raid, w, o, o.seed + run));
+      if (ppl) {  // nothing in flight between runs: the guard may be switched
+        vol->ppl = ppl.get();
+        guarded.push_back(run_once(*engine, raid, w, o, o.seed + run));
+        vol->ppl = nullptr;
+      }
     }
   } catch (const std::exception& ex) {
     cleanup();
@@ -233,6 +254,15 @@ int main(int argc, char** argv) {
                     {"iops_per_cpu_pct", mraw.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mraw.iops_per_cpu() : 0},
                     {"fraction_of_bound", r_iops / bound}};
   }
+  RunResult mguard;
+  if (!guarded.empty()) {
+    for (auto& r : guarded) out["guarded_runs"].push_back(to_json(r));
+    out["guarded"] = to_json(mguard = median(guarded));
+    out["guarded"]["iops_cov"] = cov(guarded);
+    out["guard_ratio"] = {{"iops", mraid.iops > 0 ? mguard.iops / mraid.iops : 0},
+                          {"mbps", mraid.mbps > 0 ? mguard.mbps / mraid.mbps : 0},
+                          {"slot_waits", ppl->waits()}};
+  }
   if (o.as_json) {
     printf("%s\n", out.dump(2).c_str());
   } else {
@@ -244,13 +274,19 @@ int main(int argc, char** argv) {
     print_header();
     if (!raws.empty()) print_row(mraw);
     if (!raids.empty()) print_row(mraid);
+    if (!guarded.empty()) {
+      print_row(mguard);
+      printf("guard/no guard: IOPS %.3f, MB/s %.3f (write-hole guard log slot waits %llu)\n",
+             mraid.iops > 0 ? mguard.iops / mraid.iops : 0, mraid.mbps > 0 ? mguard.mbps / mraid.mbps : 0,
+             (unsigned long long)ppl->waits());
+    }
     if (o.compare && mraw.iops > 0)
       printf("raid/raw: IOPS %.3f, MB/s %.3f, IOPS/CPU%% %.3f; I/O-count bound %.3f -> %.0f%% of bound\n",
              mraid.iops / mraw.iops, mraid.mbps / mraw.mbps,
              mraw.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mraw.iops_per_cpu() : 0, bound,
              100 * mraid.iops / mraw.iops / bound);
   }
-  const bool errors = mraw.errors || mraid.errors;
+  const bool errors = mraw.errors || mraid.errors || mguard.errors;
   vol.reset();
   cleanup();
   if (errors) {

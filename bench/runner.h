@@ -24,6 +24,7 @@ struct Options {
   std::string rebuild_run = "1M";
   double runtime = 10, warmup = -1;
   bool raw = false, compare = false, as_json = false, force = false, no_fill = false;
+  bool guard_compare = false;  // RAID without and with the write-hole guard, alternating
   uint64_t seed = 1;
 };
 

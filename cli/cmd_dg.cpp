@@ -58,6 +58,14 @@ bool sizes_differ(const v1::Group& g) {
   return false;
 }
 
+// The write-hole guard's state; only parity levels can have one.
+static std::string guard_str(const v1::Group& g) {
+  if (g.parity() == 0) return "- (no parity)";
+  if (g.state() == v1::GROUP_STATE_OFFLINE) return "- (group offline)";
+  if (g.write_hole_guard()) return "on (partial parity log: an unclean stop while degraded starts by itself)";
+  return "off (an unclean stop while degraded needs force)";
+}
+
 void print_group(const v1::Group& g) {
   std::string vols;
   for (auto& v : g.volumes()) vols += (vols.empty() ? "" : ", ") + v;
@@ -74,6 +82,7 @@ void print_group(const v1::Group& g) {
                 {"redundancy", redundancy_str(g)},
                 {"member data", g.member_data_bytes() ? size_str(g.member_data_bytes()) + " on each member (as the smallest gives)" : "-"},
                 {"unused", g.unused_bytes() ? size_str(g.unused_bytes()) + (sizes_differ(g) ? " (members differ in size: see UNUSED)" : "") : "-"},
+                {"write-hole guard", guard_str(g)},
                 {"rebuilds", g.rebuild_held() ? "held (gpuraid dg rebuild " + g.name() + " start)" : "run"},
                 {"spares", spares.empty() ? "-" : spares},
                 {"volumes", vols.empty() ? "-" : vols},
@@ -164,6 +173,7 @@ void add_dg_commands(Cli& c) {
       std::string level, strip = "64K", name;
       uint32_t parity = 0, subgroups = 0;
       bool force = false, zeroed = false;
+      std::string guard = "on";
     };
     auto a = std::make_shared<A>();
     auto* s = dg->add_subcommand("create", "create a drive group over free drives");
@@ -178,6 +188,10 @@ void add_dg_commands(Cli& c) {
     s->add_option("--spare", a->spares, "dedicated spare drive (repeatable)");
     s->add_flag("--force", a->force, "overwrite drives that hold data");
     s->add_flag("--assume-zeroed", a->zeroed, "drives read zeroes: skip the background init");
+    s->add_option("--write-hole-guard", a->guard,
+                  "RAID 5/6/ec: log partial parity so that a crash while degraded damages nothing not being "
+                  "written (off: faster writes; such a crash then needs dg start --force)")
+        ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
         v1::CreateGroupRequest q;
@@ -196,6 +210,7 @@ void add_dg_commands(Cli& c) {
         for (auto& d : a->spares) q.add_spares(d);
         q.set_force(a->force);
         q.set_assume_zeroed(a->zeroed);
+        q.set_write_hole_guard_off(a->guard == "off");
         v1::Group r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::CreateGroup, q, &r)) return rc;
         if (c.g.json) return print_json(r), int(kOk);

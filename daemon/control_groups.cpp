@@ -85,6 +85,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   // Every member gives the same bytes, the smallest member's: the rest of a larger one is unused.
   const uint64_t used = g.volume().data_offset() + geo.member_data_bytes;
   out->set_member_data_bytes(geo.member_data_bytes);
+  out->set_write_hole_guard(g.volume().ppl != nullptr);
   uint64_t unused = 0;
   for (const auto& mi : g.members()) {
     auto* m = out->add_members();
@@ -252,6 +253,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   cfg.name = name;
   cfg.force = q.force();
   cfg.assume_zeroed = q.assume_zeroed();
+  cfg.write_hole_guard = !q.write_hole_guard_off();
   std::string init;
   if (q.assume_zeroed()) init = "none (the operator said the drives read zeroes)";
   else if (!geo.has_parity() && !geo.is_mirror()) init = "none needed (no redundancy)";

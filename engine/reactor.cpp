@@ -114,14 +114,22 @@ void Reactor::submit(MemberIo* io) {
   io->issue_ns = turn_ns_;
   if (f.active()) {
     int fail = 0;
-    switch (f.on_issue(io->kind == MemberIo::Write)) {
+    switch (f.on_issue(io->kind == MemberIo::Write, io->dsync)) {
       case FaultInjector::Action::FailEio: fail = -EIO; break;
       case FaultInjector::Action::FailNoDev: fail = -ENODEV; break;
       case FaultInjector::Action::Shorten:
         // Really move less data (a single buffer), as a failing drive would.
         if (io->kind != MemberIo::Flush) io->short_by = io->len > 4096 ? 4096 : io->len;
         break;
+      case FaultInjector::Action::Drop: fail = int(io->len); break;  // "done", nothing written
       case FaultInjector::Action::Issue: break;
+    }
+    if (fail > 0) {
+      io->res = fail;
+      io->due_ns = 0;
+      io->next = delayed_;
+      delayed_ = io;
+      return;
     }
     if (fail) {
       // Reported in the next turn, never from inside submit(): callers

@@ -21,6 +21,7 @@ namespace gpuraid {
 
 struct Op;
 struct RebuildRun;
+class PplLog;
 class OpPool;
 // Deletes an OpPool where its type is complete (ops/), so that volume.h
 // need not expose it.
@@ -144,6 +145,9 @@ class Volume {
     std::function<bool(uint64_t stripe)> rebuild_skip;
   };
   Hooks hooks;
+  // The write-hole guard's log (owned by the group), or null: parity
+  // writes log their partial parity there first (ppl/ppl_log.h).
+  PplLog* ppl = nullptr;
 
   // Rebuild: puts `drive` in slot `member` (which must be failed or
   // missing; `drive` may be the member's own drive, back from a path loss)

@@ -48,6 +48,10 @@ struct GroupConfig {
   // Members are known to read zeroes (new sparse files, deallocated
   // NVMe with DLFEAT): consistent at once, no background init.
   bool assume_zeroed = false;
+  // Write-hole guard (RAID 5/6/ec): partial parity logged before each
+  // stripe write, so an unclean stop while degraded starts by itself.
+  // Off: faster writes, and such a stop needs force (as before version 2).
+  bool write_hole_guard = true;
 };
 
 struct Progress {

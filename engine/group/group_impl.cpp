@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/group/group_impl.h"
+#include "engine/ppl/ppl_replay.h"
 #include "engine/group/metadata_io.h"
 
 #include "engine/clock.h"
@@ -120,6 +121,10 @@ uint64_t Group::Impl::flush_members() {
   return failed;
 }
 
+bool Group::Impl::forget_ppl(Drive& d, std::string* err) {
+  return !ppl || ppl_invalidate(d, ppl->layout(), err);
+}
+
 Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   self = &g;
   vol = g.volume_.get();
@@ -127,6 +132,10 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   wi = std::make_unique<WriteIntent>(sb.bitmap_regions(), sb.bitmap_region_bytes, geo.strip_bytes,
                                      [this] { return writable_members(); });
   bg = std::make_unique<BackgroundWork>(*vol, *wi);
+  if (sb.flags & kFlagWriteHoleGuard) {
+    ppl = std::make_unique<PplLog>(geo, sb.ppl_layout(), sb.group_uuid);
+    vol->ppl = ppl.get();
+  }
   initialized = (sb.flags & kFlagInitialized) != 0;
   WorkCallbacks cb;
   cb.rebuild_done = [this] { rebuild_finished = true; };
@@ -201,10 +210,13 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
   // No new drive: the slot's own one again (a re-add in full), which the
   // volume still holds; it stays in place whatever happens.
   Drive* raw = d ? d.get() : vol->member(member);
-  if (raw->size_bytes() < kMetadataBytes + g.member_data_bytes) {
-    *err = raw->path() + " is too small: needs " + std::to_string(kMetadataBytes + g.member_data_bytes) + " bytes";
+  (void)g;
+  const uint64_t need = sb.member_bytes_needed();
+  if (raw->size_bytes() < need) {
+    *err = raw->path() + " is too small: needs " + std::to_string(need) + " bytes";
     return false;
   }
+  if (!forget_ppl(*raw, err)) return *err = "cannot write the write-hole log of member " + std::to_string(member) + ": " + *err, false;
   std::vector<uint8_t> zeros(std::max<uint64_t>(1, wi->bitmap_bytes()), 0);
   for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
     if (!write_bitmap_block(*raw, zeros.data(), zeros.size(), b, err)) return false;

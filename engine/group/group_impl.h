@@ -9,6 +9,7 @@
 #include "engine/group/group.h"
 #include "engine/group/superblock.h"
 #include "engine/group/write_intent.h"
+#include "engine/ppl/ppl_log.h"
 
 namespace gpuraid {
 
@@ -23,6 +24,10 @@ struct Group::Impl {
   std::vector<std::unique_ptr<Drive>> retired;  // replaced drives, kept while I/O may still name them
   std::unique_ptr<WriteIntent> wi;
   std::unique_ptr<BackgroundWork> bg;
+  std::unique_ptr<PplLog> ppl;  // write-hole guard (kFlagWriteHoleGuard), or null
+  // Before a drive becomes a member being rebuilt: its guard log forgets
+  // what it held (entries of stripes written while it was away are stale).
+  bool forget_ppl(Drive& d, std::string* err);
 
   std::mutex ev_mu;
   std::function<void(const GroupEvent&)> on_event;

@@ -105,6 +105,7 @@ bool Group::Impl::resume_member(uint32_t index, std::unique_ptr<Drive> fresh, Sl
   Drive* d = fresh ? fresh.get() : v.member(index);
   // Its own bitmap is as old as its departure: the current image goes first.
   if (!wi->copy_to(*d, err)) return *err = who + " cannot come back: it cannot take the write-intent bitmap (" + *err + ")", false;
+  if (!forget_ppl(*d, err)) return *err = who + " cannot come back: it cannot take the write-hole log (" + *err + ")", false;
   Uuid want;
   Persisted p;
   bool refused = false;

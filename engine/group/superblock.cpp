@@ -95,7 +95,8 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
   memset(out, 0, kSuperblockBytes);
   Writer w{out};
   w.bytes(kMagic, 8);                 // 0
-  w.u32(std::max(sb.version, sb.format_version()));  // 8
+  const uint32_t version = sb.format_version();
+  w.u32(version);                     // 8
   w.u32(kSuperblockBytes);            // 12
   w.bytes(sb.group_uuid.data(), 16);  // 16
   w.bytes(sb.member_uuid.data(), 16); // 32
@@ -117,6 +118,11 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
   char name[kNameBytes] = {};
   memcpy(name, sb.name.data(), std::min(sb.name.size(), kNameBytes - 1));
   w.bytes(name, kNameBytes);          // 136 .. 200
+  if (version >= 2) {                 // zeros without the guard
+    w.u64(sb.ppl_offset);             // 200
+    w.u64(sb.ppl_slot_bytes);         // 208
+    w.u32(sb.ppl_slots);              // 216
+  }
   w.at = kSlotsOffset;
   for (const Slot& s : sb.slots) {    // 512 + 32 * i
     w.bytes(s.uuid.data(), 16);
@@ -163,6 +169,11 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   r.bytes(name, kNameBytes);
   name[kNameBytes - 1] = 0;
   s.name = name;
+  if (s.version >= 2) {
+    s.ppl_offset = r.u64();
+    s.ppl_slot_bytes = r.u64();
+    s.ppl_slots = r.u32();
+  }
   r.at = kSlotsOffset;
   for (Slot& sl : s.slots) {
     r.bytes(sl.uuid.data(), 16);
@@ -173,6 +184,11 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     sl.rebuild_checkpoint = r.u64();
   }
   if (s.members == 0 || s.members > kMaxMembers || s.slot >= kMaxSlots || s.data_offset < kMetadataBytes)
+    return DecodeResult::Malformed;
+  const bool guard = s.flags & kFlagWriteHoleGuard;
+  if (guard != (s.version >= 2 && s.ppl_slots != 0) ||
+      (guard && (s.ppl_offset % 4096 || s.ppl_slot_bytes != 4096ull + s.strip_bytes ||
+                 s.ppl_offset < s.data_offset + s.member_data_bytes)))
     return DecodeResult::Malformed;
   Geometry g;
   std::string err;

@@ -1,19 +1,23 @@
-// The on-disk superblock of a member (format version 1). Two copies per
+// The on-disk superblock of a member (format version 1, or 2 with the write-hole guard). Two copies per
 // member (docs/ON-DISK.md gives every field, offset and size). Encoded
 // field by field, little-endian, into one 4 KiB block whose last four
 // bytes are a crc32c of the rest.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
 
 #include "engine/geometry.h"
+#include "engine/ppl/ppl_format.h"
 
 namespace gpuraid {
 
-// Version 2 adds the sub-group count (raid50/60), and only their superblocks
-// are written as version 2: every other level's stays version 1, byte for
-// byte, and an older gpuraid refuses a raid50/60 member as too new.
+// Version 2 adds the write-hole guard's log fields (offset 200) and the
+// sub-group count (offset 68, raid50/60). A superblock is written as
+// version 2 only when it has one of them: every other group's stays
+// version 1, byte for byte, and an older gpuraid refuses a version 2
+// member as too new (nothing written).
 constexpr uint32_t kSuperblockVersion = 2;
 constexpr uint32_t kSuperblockBytes = 4096;
 constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
@@ -40,6 +44,7 @@ struct Slot {
 enum SuperblockFlags : uint32_t {
   kFlagClean = 1u << 0,        // stopped cleanly: no write was in flight, the bitmap is empty
   kFlagInitialized = 1u << 1,  // parity consistent everywhere below init_checkpoint = all
+  kFlagWriteHoleGuard = 1u << 2,  // version 2: partial parity logged (ppl_* fields, engine/ppl/)
 };
 
 struct Superblock {
@@ -58,10 +63,20 @@ struct Superblock {
   uint64_t init_checkpoint = 0;       // stripes below are initialized (when not kFlagInitialized)
   uint64_t created_unix = 0;
   std::string name;                   // up to 63 bytes
+  // Write-hole guard log (version 2, kFlagWriteHoleGuard): slots of
+  // ppl_slot_bytes at member offset ppl_offset, after the member data.
+  uint64_t ppl_offset = 0, ppl_slot_bytes = 0;
+  uint32_t ppl_slots = 0;
   std::array<Slot, kMaxSlots> slots{};
 
-  // The version this superblock is written as.
-  uint32_t format_version() const { return subgroups > 1 ? 2 : 1; }
+  // The version this superblock is written as (at least `version`).
+  uint32_t format_version() const { return std::max<uint32_t>(version, subgroups > 1 || ppl_slots ? 2 : 1); }
+  // Bytes a drive needs to hold this member (metadata, data, guard log).
+  uint64_t member_bytes_needed() const {
+    const uint64_t end = data_offset + member_data_bytes;
+    return ppl_slots ? std::max(end, ppl_offset + ppl_slot_bytes * ppl_slots) : end;
+  }
+  PplLayout ppl_layout() const { return PplLayout{ppl_offset, ppl_slot_bytes, ppl_slots}; }
   // The bitmap covers stripe * strip_bytes, G times a member's data with
   // G sub-groups (stripes of one region stay consecutive).
   uint64_t bitmap_regions() const {

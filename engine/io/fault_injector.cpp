@@ -15,11 +15,12 @@ uint32_t FaultInjector::modes_now() {
   return modes_.load(std::memory_order_relaxed);
 }
 
-FaultInjector::Action FaultInjector::on_issue(bool is_write) {
+FaultInjector::Action FaultInjector::on_issue(bool is_write, bool fua) {
   uint32_t m = modes_now();
   if (m & kVanished) return Action::FailNoDev;
   if ((m & kFailReads) && !is_write) return Action::FailEio;
   if ((m & kFailWrites) && is_write) return Action::FailEio;
+  if ((m & kDropPlainWrites) && is_write && !fua) return Action::Drop;
   if (m & kShortTransfer) return Action::Shorten;
   return Action::Issue;
 }
@@ -29,7 +30,7 @@ int FaultInjector::on_complete(bool is_write, int res) {
   if (m & kVanished) return -ENODEV;
   if ((m & kFailReads) && !is_write) return -EIO;
   if ((m & kFailWrites) && is_write) return -EIO;
-  return res;
+  return res;  // (a dropped write completes as it was reported: done)
 }
 
 int FaultInjector::on_sync(SyncKind k) {

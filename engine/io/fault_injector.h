@@ -23,9 +23,13 @@ class FaultInjector {
     // metadata write can fail while the member's data I/O still works.
     kFailSyncWrites = 1u << 4,   // sync writes fail with -EIO, nothing written
     kFailSyncFlushes = 1u << 5,  // sync flushes fail with -EIO
+    // Writes without FUA report success but write nothing; FUA writes (the
+    // write-hole guard's log entries) land: what a crash between a stripe's
+    // log and its data/parity writes leaves (a torn stripe, on purpose).
+    kDropPlainWrites = 1u << 6,
   };
   enum class SyncKind { Read, Write, Flush };
-  enum class Action { Issue, FailEio, FailNoDev, Shorten };
+  enum class Action { Issue, FailEio, FailNoDev, Shorten, Drop };
 
   void arm(uint32_t modes) { modes_.fetch_or(modes); }
   void set_latency_us(uint32_t us) { latency_us_.store(us); }
@@ -45,7 +49,7 @@ class FaultInjector {
   uint32_t latency_us() const { return latency_us_.load(std::memory_order_relaxed); }
 
   // At issue time: what to do with this I/O.
-  Action on_issue(bool is_write);
+  Action on_issue(bool is_write, bool fua);
   // At completion: the result to report instead of `res` (which it returns
   // unchanged unless a fault is armed now).
   int on_complete(bool is_write, int res);

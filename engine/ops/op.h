@@ -76,6 +76,12 @@ struct Op {
   RebuildRun* run = nullptr;  // a rebuild run's op (ops/rebuild_run.cpp): the run it belongs to
   Op* next_free = nullptr;
   bool in_pool = false;  // on its pool's free list (checked: an op is freed once)
+  // Write-hole guard (ppl/ppl_stage.cpp): log slots held, entry buffer, what runs after the log.
+  uint64_t ppl_reserved = 0;
+  std::vector<uint8_t> ppl_mem;
+  void (*ppl_next)(Op*) = nullptr;
+  void (*ppl_fail)(Op*, int) = nullptr;
+  Op* ppl_wait_next = nullptr;  // queued for a log slot another stripe's write holds (PplLog)
 };
 
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/ops/op.h"
+#include "engine/ppl/ppl_log.h"
 
 namespace gpuraid {
 
@@ -63,6 +64,7 @@ static void overlay(Op* op) {
 }
 
 static void fail_op(Op* op, int err) {
+  ppl_release(op);
   release_buffers(op);
   release_write_intent(op);
   unlock_stripe(op);
@@ -74,9 +76,17 @@ static void write_done(Op* op) {
   fail_op(op, ok ? 0 : -EIO);
 }
 
+static void write_stripe(Op* op);
+
 static void compute_done(ParityJob* job) {
   Op* op = static_cast<Op*>(job->ctx);
   if (job->status < 0) return fail_op(op, -EIO);
+  // Write-hole guard: the partial parity is on disk before the stripe is touched.
+  if (op->vol->ppl) return ppl_log_then(op, write_stripe, fail_op);
+  write_stripe(op);
+}
+
+static void write_stripe(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips();

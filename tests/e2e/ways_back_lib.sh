@@ -49,13 +49,26 @@ await_event() {
 # expect_err_has TEXT: the last expect_rc's stderr says TEXT.
 expect_err_has() { grep -q -- "$1" <<<"$ERR" || fail "the message does not say '$1': $ERR"; echo "   ok: says '$1'"; }
 
-# r5_with_volume: a daemon with pd0..pd4 (64 MiB), r5 over pd0-pd3
-# (initialised) and v, a 64 MiB VD on it written with pattern 1.
+# r5_with_volume [dg create options]: a daemon with pd0..pd4 (64 MiB), r5
+# over pd0-pd3 (initialised) and v, a 64 MiB VD on it written with pattern 1.
 r5_with_volume() {
   start_daemon
   for i in 0 1 2 3 4; do gp pd add "$T/drive$i.img" --size 64M >/dev/null; done
-  gp dg create --level 5 --name r5 pd0 pd1 pd2 pd3 >/dev/null
+  gp dg create --level 5 --name r5 "$@" pd0 pd1 pd2 pd3 >/dev/null
   gp dg show r5 --watch --interval 0.2 >/dev/null
   gp vd create r5 --size 64M --name v >/dev/null
   gp vd write v --pattern 1 --length 64M
+}
+
+# rebuild_onto_pd4_and_scrub: r5's failed pd1 replaced by pd4 and rebuilt;
+# v reads back (pattern 2 over the first 8 MiB, 1 after); a scrub is clean.
+rebuild_onto_pd4_and_scrub() {
+  gp dg replace r5 --old pd1 --with pd4 >/dev/null
+  gp dg show r5 --watch --interval 0.2 >/dev/null
+  check "r5 rebuilt" optimal "$(gstate r5)"
+  gp vd read v --verify-pattern 2 --length 8M
+  gp vd read v --offset 8M --verify-pattern 1 --length 56M
+  gp dg scrub r5 start >/dev/null
+  gp dg show r5 --watch --interval 0.2 >/dev/null
+  check "mismatched stripes" 0 "$(gp dg show r5 --json | json 'int(d["last_scrub"].get("mismatched_stripes", 0))')"
 }

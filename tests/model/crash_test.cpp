@@ -6,8 +6,17 @@
 // regions, and checks: every block written before a completed flush reads
 // back exactly; a block written in the unfinished round reads back as
 // either its old or its new content; a scrub finds no parity mismatch.
+// Every block starts with a pattern of its own (round 0), so a block never
+// written since reads back that.
 //
-//   crash_test [--kills N] [--seed S]
+// With --degraded N the last N members are gone from the first start on
+// (failed), and every kill is an unclean stop while degraded: the group
+// must start without force (the write-hole guard replays its log) and the
+// same checks hold, the missing members' blocks included (reconstructed
+// from parity that a torn stripe would have left wrong without the guard).
+// No scrub then (it needs every member).
+//
+//   crash_test [--kills N] [--seed S] [--level raid5|raid6] [--degraded N]
 //
 // A failure prints the command line that reruns it: the same write patterns
 // and kill delays, but the kills land at wall-clock moments, so not exactly.
@@ -16,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -59,14 +69,14 @@ RoundPlan plan(uint64_t seed, uint64_t round, uint64_t nblocks) {
 }
 
 // The child builds its own engine (an io_uring must not cross a fork) on
-// the same drive files.
-[[noreturn]] void child(const GroupRig& rig, uint64_t seed, uint64_t first_round, int fd) {
+// the same drive files; the first `present` drives only.
+[[noreturn]] void child(const GroupRig& rig, uint64_t seed, uint64_t first_round, int fd, uint32_t present) {
   std::string err, note;
   auto engine = Engine::create(EngineConfig{}, &err);
   if (!engine) _exit(3);
   Reactor& r0 = engine->reactor(0);
   std::vector<std::unique_ptr<Drive>> d;
-  for (uint32_t i = 0; i < kDrives; i++) {
+  for (uint32_t i = 0; i < present; i++) {
     auto drv = Drive::open(DriveSpec{DriveType::File, rig.path(i), 0, false}, &err);
     if (!drv) _exit(3);
     d.push_back(std::move(drv));
@@ -117,23 +127,50 @@ RoundPlan plan(uint64_t seed, uint64_t round, uint64_t nblocks) {
 int main(int argc, char** argv) {
   int kills = 60;
   uint64_t seed = 1;
-  static option opts[] = {{"kills", required_argument, nullptr, 'k'}, {"seed", required_argument, nullptr, 's'}, {nullptr, 0, nullptr, 0}};
+  uint32_t degraded = 0;
+  Level level = Level::R6;
+  static option opts[] = {{"kills", required_argument, nullptr, 'k'}, {"seed", required_argument, nullptr, 's'},
+                          {"level", required_argument, nullptr, 'l'}, {"degraded", required_argument, nullptr, 'd'},
+                          {nullptr, 0, nullptr, 0}};
   for (int c; (c = getopt_long(argc, argv, "", opts, nullptr)) != -1;) {
     if (c == 'k') kills = atoi(optarg);
     else if (c == 's') seed = strtoull(optarg, nullptr, 10);
+    else if (c == 'd') degraded = uint32_t(atoi(optarg));
+    else if (c == 'l' && !strcmp(optarg, "raid5")) level = Level::R5;
+    else if (c == 'l' && !strcmp(optarg, "raid6")) level = Level::R6;
     else return 2;
   }
+  if (degraded > (level == Level::R5 ? 1u : 2u)) {
+    fprintf(stderr, "--degraded %u: more members than the level can lose\n", degraded);
+    return 2;
+  }
+  const uint32_t present = kDrives - degraded;
   GroupRig rig(kDrives, 12u << 20);
   std::string err;
   {
     GroupConfig cfg;
-    cfg.level = Level::R6;
+    cfg.level = level;
     cfg.strip_bytes = 16384;
     cfg.bitmap_region_bytes = 1u << 20;
     cfg.assume_zeroed = true;
     auto g = rig.create(cfg, 0, kDrives, &err);
-    if (!g || !g->stop(&err)) {
+    if (!g) {
       fprintf(stderr, "create: %s\n", err.c_str());
+      return 1;
+    }
+    // Round 0: every block its own pattern.
+    Volume& v = g->volume();
+    AlignedBuf chunk(1u << 20);
+    for (uint64_t off = 0; off < v.size_bytes(); off += chunk.size()) {
+      const uint64_t n = std::min<uint64_t>(chunk.size(), v.size_bytes() - off);
+      for (uint64_t b = 0; b < n / 4096; b++) pattern(chunk.data() + b * 4096, seed, 0, 0, off / 4096 + b);
+      if (rig.io(v, IoRequest::Write, off, n, chunk.data()) != 0) {
+        fprintf(stderr, "initial fill failed\n");
+        return 1;
+      }
+    }
+    if (!g->stop(&err)) {
+      fprintf(stderr, "stop: %s\n", err.c_str());
       return 1;
     }
   }
@@ -148,7 +185,7 @@ int main(int argc, char** argv) {
     pid_t pid = fork();
     if (pid == 0) {
       close(p[0]);
-      child(rig, seed, next_round, p[1]);
+      child(rig, seed, next_round, p[1], present);
     }
     close(p[1]);
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300000));
@@ -166,7 +203,7 @@ int main(int argc, char** argv) {
     close(p[0]);
     std::string note;
     std::vector<std::unique_ptr<Drive>> d;
-    for (uint32_t i = 0; i < kDrives; i++) d.push_back(rig.open(i));
+    for (uint32_t i = 0; i < present; i++) d.push_back(rig.open(i));
     auto g = rig.assemble(std::move(d), &note, &err);
     if (!g) {
       fprintf(stderr, "kill %d: reassembly failed: %s\n", k, err.c_str());
@@ -182,7 +219,8 @@ int main(int argc, char** argv) {
     total_confirmed += last + 1 - next_round;
     // The round after the last confirmed one may have landed in part.
     RoundPlan maybe = plan(seed, last + 1, nblocks);
-    if (!rig.wait([&] { return g->redundancy_claimed(); }, 120)) {
+    // Degraded: nothing to resync (the guard's replay made the stripes consistent).
+    if (!degraded && !rig.wait([&] { return g->redundancy_claimed(); }, 120)) {
       fprintf(stderr, "kill %d: resync did not finish\n", k);
       failures++;
       break;
@@ -195,7 +233,7 @@ int main(int argc, char** argv) {
     }
     for (uint64_t b = 0; b < nblocks && !failures; b++) {
       auto it = model.find(b);
-      if (it == model.end()) memset(want.data(), 0, 4096);
+      if (it == model.end()) pattern(want.data(), seed, 0, 0, b);
       else pattern(want.data(), seed, it->second.first, it->second.second, b);
       if (memcmp(all.data() + b * 4096, want.data(), 4096) == 0) continue;
       auto m = std::find(maybe.blocks.begin(), maybe.blocks.end(), b);
@@ -214,7 +252,7 @@ int main(int argc, char** argv) {
       if (memcmp(all.data() + b * 4096, alt.data(), 4096) == 0) model[b] = {last + 1, j};
     }
     next_round = last + 2;
-    if (!failures) {
+    if (!failures && !degraded) {
       rig.clear_events();
       g->start_scrub(false, &err);
       rig.wait([&] { return rig.find_event(GroupEvent::ScrubFinished); });
@@ -230,12 +268,14 @@ int main(int argc, char** argv) {
     printf("kill %2d: rounds confirmed so far %llu%s%s\n", k, (unsigned long long)total_confirmed,
            note.empty() ? "" : " | ", note.c_str());
   }
-  printf("crash test: %d kills, seed %llu\n", kills, (unsigned long long)seed);
+  printf("crash test: %d kills, seed %llu, %s, %u members missing\n", kills, (unsigned long long)seed,
+         level_name(level), degraded);
   if (failures)
     fprintf(stderr,
             "  replay: %s\n  (not exactly replayable: the same seed gives the same write patterns and kill delays, but\n"
             "   how far the child got when a delay ends depends on timing, so the replay may kill it elsewhere)\n",
-            replay_command(argv[0], {"--kills", std::to_string(kills), "--seed", std::to_string(seed)}).c_str());
+            replay_command(argv[0], {"--kills", std::to_string(kills), "--seed", std::to_string(seed), "--level",
+                                     level == Level::R5 ? "raid5" : "raid6", "--degraded", std::to_string(degraded)}).c_str());
   printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,95 @@
+#include "engine/ppl/ppl_format.h"
+
+#include <isa-l/crc.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace gpuraid {
+
+namespace {
+constexpr char kMagic[8] = {'G', 'P', 'R', 'P', 'P', 'L', '0', '1'};
+constexpr size_t kRangesOffset = 64;
+static_assert(kRangesOffset + kMaxMembers * 8 <= kPplHeaderBytes - 4, "ranges must fit");
+
+void put32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = uint8_t(v >> (8 * i));
+}
+void put64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = uint8_t(v >> (8 * i));
+}
+uint32_t get32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= uint32_t(p[i]) << (8 * i);
+  return v;
+}
+uint64_t get64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+}  // namespace
+
+uint32_t ppl_crc(const uint8_t* p, uint64_t len) {
+  return crc32_iscsi(const_cast<uint8_t*>(p), int(len), 0xffffffffu);
+}
+
+uint32_t PplLayout::slot_of(uint64_t stripe) const {
+  // Spread stripes over the slots (the stripes one member holds parity for
+  // are every n-th: a plain modulo would leave slots unused).
+  uint64_t h = stripe * 0x9e3779b97f4a7c15ull;
+  return uint32_t((h >> 32) % slots);
+}
+
+PplLayout PplLayout::for_new_group(uint32_t strip_bytes, uint64_t member_data_bytes, uint64_t offset) {
+  PplLayout l;
+  l.offset = offset;
+  l.slot_bytes = kPplHeaderBytes + uint64_t(strip_bytes);
+  l.slots = uint32_t(std::clamp<uint64_t>(member_data_bytes / 64 / l.slot_bytes, 16, 1024));
+  return l;
+}
+
+void encode_ppl_header(const PplEntry& e, uint8_t* out) {
+  memset(out, 0, kPplHeaderBytes);
+  memcpy(out, kMagic, 8);
+  memcpy(out + 8, e.group.data(), 16);
+  put64(out + 24, e.seq);
+  put64(out + 32, e.stripe);
+  put32(out + 40, e.c0);
+  put32(out + 44, e.c1);
+  put32(out + 48, e.row);
+  put32(out + 52, e.k);
+  put32(out + 56, e.payload_crc);
+  put32(out + 60, e.flags);
+  for (uint32_t i = 0; i < e.k; i++) {
+    put32(out + kRangesOffset + 8 * i, e.ranges[i].a);
+    put32(out + kRangesOffset + 8 * i + 4, e.ranges[i].b);
+  }
+  put32(out + kPplHeaderBytes - 4, ppl_crc(out, kPplHeaderBytes - 4));
+}
+
+bool decode_ppl_header(const uint8_t* in, uint32_t strip_bytes, PplEntry* e) {
+  if (memcmp(in, kMagic, 8) != 0) return false;
+  if (get32(in + kPplHeaderBytes - 4) != ppl_crc(in, kPplHeaderBytes - 4)) return false;
+  PplEntry x;
+  memcpy(x.group.data(), in + 8, 16);
+  x.seq = get64(in + 24);
+  x.stripe = get64(in + 32);
+  x.c0 = get32(in + 40);
+  x.c1 = get32(in + 44);
+  x.row = get32(in + 48);
+  x.k = get32(in + 52);
+  x.payload_crc = get32(in + 56);
+  x.flags = get32(in + 60);
+  if (x.flags & ~kPplZeroPayload) return false;  // a flag this version does not know
+  if (x.k == 0 || x.k > kMaxMembers || x.c0 >= x.c1 || x.c1 > strip_bytes) return false;
+  for (uint32_t i = 0; i < x.k; i++) {
+    x.ranges[i].a = get32(in + kRangesOffset + 8 * i);
+    x.ranges[i].b = get32(in + kRangesOffset + 8 * i + 4);
+    if (!x.ranges[i].empty() && (x.ranges[i].a < x.c0 || x.ranges[i].b > x.c1)) return false;
+  }
+  *e = x;
+  return true;
+}
+
+}  // namespace gpuraid

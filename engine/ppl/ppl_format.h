@@ -1,0 +1,56 @@
+// The write-hole guard's on-disk log (docs/ON-DISK.md, "Write-hole guard"):
+// a partial parity log in the spirit of md's PPL, for every parity row.
+// Each member has a log area of fixed slots; stripe s always uses slot
+// slot_of(s) on the members holding its parity, so the entry a slot holds
+// for a stripe is the newest ever written for it there.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "engine/geometry.h"
+#include "engine/planner.h"
+
+namespace gpuraid {
+
+constexpr uint32_t kPplHeaderBytes = 4096;
+// PplEntry::flags: no payload follows the header; the partial parity is
+// zero over [c0, c1) (the write covers every data strip there).
+constexpr uint32_t kPplZeroPayload = 1u << 0;
+
+struct PplLayout {
+  uint64_t offset = 0;      // member byte offset of slot 0
+  uint64_t slot_bytes = 0;  // header + one strip of partial parity
+  uint32_t slots = 0;
+  bool enabled() const { return slots != 0; }
+  uint64_t bytes() const { return slot_bytes * slots; }
+  uint32_t slot_of(uint64_t stripe) const;
+  uint64_t slot_offset(uint32_t slot) const { return offset + slot * slot_bytes; }
+  // The layout a new guarded group gets for its geometry: between 16 and
+  // 1024 slots, about 1/64 of the member's data.
+  static PplLayout for_new_group(uint32_t strip_bytes, uint64_t member_data_bytes, uint64_t offset);
+};
+
+// One log entry: the partial parity of parity row `row` of `stripe` over
+// columns [c0, c1): that row computed over the stripe's data as the write
+// leaves it, with the written ranges of the members it writes (`ranges`,
+// empty for the rest) left out. Replay: the row is the partial parity plus
+// the row over those ranges as they are on disk.
+struct PplEntry {
+  std::array<uint8_t, 16> group{};
+  uint64_t seq = 0;
+  uint64_t stripe = 0;
+  uint32_t c0 = 0, c1 = 0;
+  uint32_t row = 0;
+  uint32_t k = 0;
+  uint32_t payload_crc = 0;
+  uint32_t flags = 0;  // kPplZeroPayload
+  StripRange ranges[kMaxMembers];
+};
+
+// Header into exactly kPplHeaderBytes (crc32c in the last 4 bytes).
+void encode_ppl_header(const PplEntry& e, uint8_t* out);
+// False when the block is no entry header (magic, crc, bounds).
+bool decode_ppl_header(const uint8_t* in, uint32_t strip_bytes, PplEntry* e);
+uint32_t ppl_crc(const uint8_t* p, uint64_t len);
+
+}  // namespace gpuraid

@@ -1,0 +1,39 @@
+// Replay of the write-hole guard's log at assembly after an unclean stop:
+// every entry of a stripe that may have been torn rewrites its parity row
+// from the partial parity and the logged ranges as they are on disk, so
+// parity matches the data again, even with members missing.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/codec.h"
+#include "engine/geometry.h"
+#include "engine/io/drive.h"
+#include "engine/ppl/ppl_format.h"
+
+namespace gpuraid {
+
+struct PplReplayStats {
+  uint64_t entries = 0;       // valid entries of this group read
+  uint64_t rows_written = 0;  // parity rows rewritten
+};
+
+// members[i]: member i's drive, or null when it is not usable (failed,
+// missing, being rebuilt): its log is not read and its logged ranges count
+// as zero (they were being written). Only stripes for which torn(stripe)
+// is true are replayed. The members written are flushed. False (err set)
+// on a read, write or flush error: the caller must not start the group as
+// consistent.
+bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std::array<uint8_t, 16>& group,
+                uint64_t data_offset, const std::vector<Drive*>& members,
+                const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err);
+
+// Zeroes every slot's header on d: no entry there is trusted any more. For
+// a drive that (re)joins as a member being rebuilt, whose old entries name
+// stripes it did not follow since, and for a new group.
+bool ppl_invalidate(Drive& d, const PplLayout& l, std::string* err);
+
+}  // namespace gpuraid
