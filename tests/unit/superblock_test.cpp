@@ -52,7 +52,7 @@ TEST(Superblock, LittleEndianFieldsAtDocumentedOffsets) {
   uint8_t buf[kSuperblockBytes];
   encode_superblock(sb, buf);
   EXPECT_EQ(0, memcmp(buf, "GPURAID1", 8));
-  EXPECT_EQ(buf[8], kSuperblockVersion);  // version (2: write-hole guard fields)
+  EXPECT_EQ(buf[8], 1);  // version: 1 without the write-hole guard and sub-groups, as before (2 with them)
   EXPECT_EQ(buf[48], 3);         // slot
   EXPECT_EQ(buf[52], uint8_t(Level::R6));
   EXPECT_EQ(buf[88], 42);        // generation, low byte first
