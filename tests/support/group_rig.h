@@ -12,6 +12,20 @@
 
 namespace gpuraid::test {
 
+// The tests' usual group: new sparse files read zeroes (no init), 1 MiB
+// bitmap regions.
+inline GroupConfig test_group_config(Level l, uint32_t parity = 0, uint32_t strip = 65536,
+                                     const char* name = "dg-test") {
+  GroupConfig c;
+  c.level = l;
+  c.parity = parity;
+  c.strip_bytes = strip;
+  c.name = name;
+  c.assume_zeroed = true;
+  c.bitmap_region_bytes = 1u << 20;
+  return c;
+}
+
 class GroupRig {
  public:
   // reactors: the engine's reactor count; reactor 0 is polled by the test

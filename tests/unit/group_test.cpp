@@ -17,16 +17,7 @@ using namespace gpuraid::test;
 
 namespace {
 
-GroupConfig config(Level l, uint32_t parity = 0, uint32_t strip = 65536) {
-  GroupConfig c;
-  c.level = l;
-  c.parity = parity;
-  c.strip_bytes = strip;
-  c.name = "dg-test";
-  c.assume_zeroed = true;  // new sparse files read zeroes
-  c.bitmap_region_bytes = 1u << 20;
-  return c;
-}
+GroupConfig config(Level l, uint32_t parity = 0, uint32_t strip = 65536) { return test_group_config(l, parity, strip); }
 
 bool has_event(GroupRig& rig, GroupEvent::Kind k) { return rig.find_event(k); }
 

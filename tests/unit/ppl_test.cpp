@@ -20,16 +20,7 @@ using namespace gpuraid::test;
 
 namespace {
 
-GroupConfig config(Level l, uint32_t parity = 0) {
-  GroupConfig c;
-  c.level = l;
-  c.parity = parity;
-  c.strip_bytes = 65536;
-  c.name = "dg-ppl";
-  c.assume_zeroed = true;
-  c.bitmap_region_bytes = 1u << 20;
-  return c;
-}
+GroupConfig config(Level l, uint32_t parity = 0) { return test_group_config(l, parity, 65536, "dg-ppl"); }
 
 struct Case {
   const char* name;

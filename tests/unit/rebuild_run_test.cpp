@@ -15,16 +15,7 @@ using namespace gpuraid::test;
 
 namespace {
 
-GroupConfig config(Level l, uint32_t parity = 0) {
-  GroupConfig c;
-  c.level = l;
-  c.parity = parity;
-  c.strip_bytes = 65536;
-  c.name = "dg-run";
-  c.assume_zeroed = true;
-  c.bitmap_region_bytes = 1u << 20;
-  return c;
-}
+GroupConfig config(Level l, uint32_t parity = 0) { return test_group_config(l, parity, 65536, "dg-run"); }
 
 // Member I/O counted by the reactor over the rebuild of member `failed` of
 // a group of `n` drives (drive n is the replacement); the data is checked
