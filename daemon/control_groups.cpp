@@ -7,6 +7,7 @@
 #include "daemon/logging.h"
 #include "daemon/validate.h"
 #include "engine/levels/level.h"
+#include "engine/ppl/ppl_log.h"
 #include "engine/units.h"
 
 namespace gpuraid::daemon {
@@ -82,8 +83,10 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   uint32_t tolerated = 0;
   out->set_redundancy(redundancy_to_api(g.redundancy(&tolerated)));
   out->set_failures_tolerated(tolerated);
-  // Every member gives the same bytes, the smallest member's: the rest of a larger one is unused.
-  const uint64_t used = g.volume().data_offset() + geo.member_data_bytes;
+  // Every member gives the same bytes, the smallest member's, and the write-hole guard's log after
+  // them: the rest of a larger one is unused.
+  uint64_t used = g.volume().data_offset() + geo.member_data_bytes;
+  if (const PplLog* log = g.volume().ppl) used = std::max(used, log->layout().offset + log->layout().bytes());
   out->set_member_data_bytes(geo.member_data_bytes);
   out->set_write_hole_guard(g.volume().ppl != nullptr);
   uint64_t unused = 0;
