@@ -117,6 +117,10 @@ bool Volume::validate(const IoRequest& req, std::string* why) const {
   if (req.op != IoRequest::Read && req.op != IoRequest::Write) return no("unknown operation");
   if (!req.buf) return no("no data buffer");
   if (req.length == 0) return no("zero-length I/O");
+  // Member I/O is zero-copy and O_DIRECT: an unaligned buffer would come
+  // back from the kernel as EINVAL and fail a healthy member.
+  if (reinterpret_cast<uintptr_t>(req.buf) % kBlockSize)
+    return no("the data buffer must be 4 KiB-aligned (member I/O is direct)");
   if (req.offset % kBlockSize || req.length % kBlockSize)
     return no("I/O must be aligned to 4 KiB (offset " + std::to_string(req.offset) + ", length " +
               std::to_string(req.length) + ")");

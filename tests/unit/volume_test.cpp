@@ -149,6 +149,9 @@ TEST(Volume, RefusesBadRequests) {
   req.length = 4096;
   req.buf = nullptr;
   EXPECT_EQ(-EINVAL, a.vol().submit(a.reactor(), &req, &why));
+  req.buf = b.data() + 512;  // O_DIRECT member I/O would fail the member with EINVAL
+  EXPECT_EQ(-EINVAL, a.vol().submit(a.reactor(), &req, &why));
+  EXPECT_NE(why.find("buffer must be 4 KiB-aligned"), std::string::npos) << why;
   req.buf = b.data();
   req.op = IoRequest::Op(9);
   EXPECT_EQ(-EINVAL, a.vol().submit(a.reactor(), &req, &why));
