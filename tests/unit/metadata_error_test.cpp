@@ -21,12 +21,7 @@ namespace {
 constexpr uint64_t kRegion = 1u << 20;
 
 GroupConfig config(Level l, uint32_t idle_ms = 5000) {
-  GroupConfig c;
-  c.level = l;
-  c.strip_bytes = 65536;
-  c.name = "dg-meta";
-  c.assume_zeroed = true;
-  c.bitmap_region_bytes = kRegion;
+  GroupConfig c = test_group_config(l, 0, 65536, "dg-meta");
   c.bitmap_idle_ms = idle_ms;
   return c;
 }

@@ -19,12 +19,7 @@ namespace {
 constexpr uint64_t kRegion = 1u << 20;
 
 GroupConfig config(Level level) {
-  GroupConfig c;
-  c.level = level;
-  c.strip_bytes = 65536;
-  c.name = "dg-readd";
-  c.assume_zeroed = true;
-  c.bitmap_region_bytes = kRegion;
+  GroupConfig c = test_group_config(level, 0, 65536, "dg-readd");
   c.bitmap_idle_ms = 100;
   return c;
 }
