@@ -2,6 +2,10 @@
 #include "daemon/exporter.h"
 #include "daemon/frontends/export_manager.h"
 
+#include <spdlog/spdlog.h>
+
+#include "daemon/frontends/frontend_log.h"
+
 namespace gpuraid::daemon {
 
 namespace {
@@ -32,6 +36,9 @@ class FrontendExporter final : public Exporter {
 }  // namespace
 
 std::unique_ptr<Exporter> make_exporter(Engine& e, const ExportSettings& s) {
+  // The frontends' diagnostics (refused clients, failed TLS handshakes)
+  // belong in the daemon's log, not on a stderr that --log-file leaves unread.
+  set_frontend_log_sink([](const char* line) { spdlog::warn("{}", line); });
   return std::make_unique<FrontendExporter>(e, s);
 }
 

@@ -1,4 +1,5 @@
 #include "daemon/frontends/export_manager.h"
+#include "daemon/frontends/frontend_log.h"
 
 #include <sys/stat.h>
 
@@ -91,7 +92,7 @@ void ExportManager::stop_all(bool keep_ublk) {
     if (keep_ublk) {
       int held = e.ublk->detach_for_restart(30000);
       if (held >= 0) {
-        fprintf(stderr, "ublk %s: %s kept for the next daemon (%d request(s) held for it)\n", vd.c_str(),
+        frontend_log("ublk %s: %s kept for the next daemon (%d request(s) held for it)\n", vd.c_str(),
                 e.ublk->block_path().c_str(), held);
         // Deliberately never destroyed: the reactors may still deliver
         // requests to its queues (to be held) until the process exits, and
@@ -99,9 +100,9 @@ void ExportManager::stop_all(bool keep_ublk) {
         (void)e.ublk.release();
         continue;
       }
-      fprintf(stderr, "ublk %s: requests did not finish: deleting the device instead\n", vd.c_str());
+      frontend_log("ublk %s: requests did not finish: deleting the device instead\n", vd.c_str());
     }
-    if (!e.ublk->remove(&err)) fprintf(stderr, "unexport %s: %s\n", vd.c_str(), err.c_str());
+    if (!e.ublk->remove(&err)) frontend_log("unexport %s: %s\n", vd.c_str(), err.c_str());
   }
   exports_.clear();
 }

@@ -1,4 +1,5 @@
 #include "daemon/frontends/nbd_connection.h"
+#include "daemon/frontends/frontend_log.h"
 
 #include <unistd.h>
 
@@ -454,7 +455,7 @@ void NbdConnection::on_recv_cqe(Completion* cc, const io_uring_cqe* cqe) {
 }
 
 void NbdConnection::begin_close(const char* why) {
-  if (why) fprintf(stderr, "nbd: closing a connection to '%s': %s\n", ex_.name.c_str(), why);
+  if (why) frontend_log("nbd: closing a connection to '%s': %s\n", ex_.name.c_str(), why);
   if (!closing_) {
     closing_ = true;
     kill();  // completes a pending recv/send

@@ -1,4 +1,5 @@
 #include "daemon/frontends/nbd_server.h"
+#include "daemon/frontends/frontend_log.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -144,7 +145,7 @@ bool NbdServer::admit() {
   for (auto& c : clients_)
     if (!c.handshake_done || (c.conn && !c.conn->closed())) live++;
   if (live < limits_.max_connections) return true;
-  fprintf(stderr, "nbd: export '%s': connection refused: %zu connections already (the limit)\n", info_.name.c_str(),
+  frontend_log("nbd: export '%s': connection refused: %zu connections already (the limit)\n", info_.name.c_str(),
           live);
   return false;
 }
@@ -159,7 +160,7 @@ void NbdServer::expire_handshakes() {
         now - c.since > std::chrono::milliseconds(limits_.handshake_timeout_ms)) {
       shutdown(c.fd, SHUT_RDWR);
       c.expired = true;
-      fprintf(stderr, "nbd: export '%s': a client did not finish its handshake in %u ms: dropped\n",
+      frontend_log("nbd: export '%s': a client did not finish its handshake in %u ms: dropped\n",
               info_.name.c_str(), limits_.handshake_timeout_ms);
     }
 }
@@ -191,7 +192,7 @@ void NbdServer::serve(Client* c) {
   }
   if (!ok) {
     if (why != "client aborted the handshake" && !stopping_)
-      fprintf(stderr, "nbd: export '%s': handshake failed: %s\n", info_.name.c_str(), why.c_str());
+      frontend_log("nbd: export '%s': handshake failed: %s\n", info_.name.c_str(), why.c_str());
     std::lock_guard<std::mutex> g(mu_);
     close(c->fd);
     c->fd = -1;
@@ -233,7 +234,7 @@ void NbdServer::reap(bool all) {
     if (!c.conn) continue;
     if (!c.conn->closed()) {
       // Its reactor still references it: leaking beats a use after free.
-      fprintf(stderr, "nbd: export '%s': a connection did not close; leaking it\n", info_.name.c_str());
+      frontend_log("nbd: export '%s': a connection did not close; leaking it\n", info_.name.c_str());
       (void)c.conn.release();
       (void)c.tls.release();  // its pump threads still run on the connection's end
     } else {

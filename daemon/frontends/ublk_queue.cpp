@@ -1,4 +1,5 @@
 #include "daemon/frontends/ublk_queue.h"
+#include "daemon/frontends/frontend_log.h"
 
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -66,7 +67,7 @@ void UblkQueue::on_start(Task* t) {
   // Needs CAP_SYS_RESOURCE; without it reclaim may recurse, so say so once.
   static std::atomic<bool> warned{false};
   if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0 && !warned.exchange(true))
-    fprintf(stderr, "ublk: PR_SET_IO_FLUSHER on the reactor thread failed: %s\n", strerror(errno));
+    frontend_log("ublk: PR_SET_IO_FLUSHER on the reactor thread failed: %s\n", strerror(errno));
   for (Tag& tg : q->tags_) q->issue(&tg, false);
   q->fetched_.store(true, std::memory_order_release);
 }
@@ -120,7 +121,7 @@ void UblkQueue::on_cqe(Completion* c, const io_uring_cqe* cqe) {
   // -ENODEV (UBLK_IO_RES_ABORT): the device is stopping. Anything else is a
   // refused command (the driver's checks): the tag is out of service either way.
   if (cqe->res != -ENODEV)
-    fprintf(stderr, "ublk queue %u tag %u: %s failed: %s\n", q->qid_, t->tag,
+    frontend_log("ublk queue %u tag %u: %s failed: %s\n", q->qid_, t->tag,
             t->committing ? "COMMIT_AND_FETCH_REQ" : "FETCH_REQ", strerror(-cqe->res));
   q->tag_ended();
 }
