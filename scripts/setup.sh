@@ -14,6 +14,7 @@ PACKAGES=(
   fio python3 python3-matplotlib
   prometheus  # promtool: tests/e2e/metrics.sh checks the /metrics exposition with it
   debhelper dpkg-dev lintian man-db systemd  # scripts/package.sh and its test (tests/package/)
+  nbd-client  # the kernel NBD client over TLS (tests/vm/guest-fabrics.sh, step nbd_tls)
   libnbd-bin nbdkit qemu-system-x86 qemu-user busybox-static cpio kmod xz-utils mdadm e2fsprogs
   gdb  # tests/e2e/lib.sh prints every thread's stack when gpuraidd hangs in its stop
 )
