@@ -139,7 +139,6 @@ void all_locked(Op* lead) {
     for (uint32_t role = 0; role < width; role++) run->used[i] |= 1ull << role_member(g, s, role);
     if (!(run->used[i] >> lead->maint.rebuild_member & 1)) continue;
     const bool held = v->hooks.rebuild_skip && v->hooks.rebuild_skip(s);
-    run->res[i].skipped = held;
     (held ? run->held : run->todo) |= 1ull << i;
   }
   if (!run->todo) return finish_run(run, 0);
