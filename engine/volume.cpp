@@ -282,9 +282,9 @@ int Volume::submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uin
   op->off = stripe * geo_.stripe_data_bytes();
   op->len = geo_.stripe_data_bytes();
   op->buf = nullptr;
-  op->mkind = kind;
-  op->mres = out;
-  op->rebuild_member = rebuilding_member();
+  op->maint.kind = kind;
+  op->maint.res = out;
+  op->maint.rebuild_member = rebuilding_member();
   start_maintenance(op);
   end_split(r, req);
   return 0;
@@ -307,15 +307,15 @@ int Volume::submit_rebuild_run(Reactor& r, IoRequest* req, uint64_t first, Rebui
     op->off = op->stripe * geo_.stripe_data_bytes();
     op->len = geo_.stripe_data_bytes();
     op->buf = nullptr;
-    op->mkind = Maintenance::Rebuild;
-    op->mres = &run->res[got];
-    op->rebuild_member = rebuilding_member();
+    op->maint.kind = Maintenance::Rebuild;
+    op->maint.res = &run->res[got];
+    op->maint.rebuild_member = rebuilding_member();
     run->ops[got] = op;
   }
   if (got == 0) return -EAGAIN;  // every op is in use: the background work tries again on its next kick
   run->n = got;
   if (geo_.has_parity()) {
-    for (uint32_t i = 0; i < got; i++) run->ops[i]->run = run;
+    for (uint32_t i = 0; i < got; i++) run->ops[i]->maint.run = run;
     start_rebuild_run(run);
   } else {  // mirrors: each stripe on its own (a copy, no recovery to batch)
     for (uint32_t i = 0; i < got; i++) start_maintenance(run->ops[i]);

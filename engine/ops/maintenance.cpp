@@ -34,15 +34,15 @@ uint32_t member_of(Op* op, uint32_t role) { return role_member(op->vol->geometry
 // intent like foreground writes, so a crash mid-repair is resynced. A
 // member whose bitmap write failed is failed (and not written); false when
 // the group does not survive that.
-bool begin_repair(Op* op) { return op->mkind != M::ScrubRepair || begin_write_intent(op); }
+bool begin_repair(Op* op) { return op->maint.kind != M::ScrubRepair || begin_write_intent(op); }
 
 void writes_done(Op* op) {
   // Errors first: a member a repair could not write is failed (and the
   // bitmap tracking on) before the intent ends, so its region is tracked.
   const bool ok = absorb_errors(op);
   release_write_intent(op);
-  const bool rebuild_target_lost = op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member;
-  if (op->mkind == M::Rebuild && ok && !rebuild_target_lost) op->vol->mutable_stats().rebuild_stripes_written++;
+  const bool rebuild_target_lost = op->maint.kind == M::Rebuild && op->vol->rebuilding_member() != op->maint.rebuild_member;
+  if (op->maint.kind == M::Rebuild && ok && !rebuild_target_lost) op->vol->mutable_stats().rebuild_stripes_written++;
   finish_maintenance(op, ok && !rebuild_target_lost ? 0 : -EIO);
 }
 
@@ -66,17 +66,17 @@ void mirror_reads_done(Op* op) {
   uint64_t targets = 0;
   uint8_t* src_of[kMaxMembers];
   for (uint32_t i = 0; i < g.data_strips(); i++) {
-    // rd[i] holds the first readable copy; rd[k + ...] the others (scrub).
+    // rd[i] holds the first readable copy; maint.copy[m] each copy read (scrub: all).
     uint8_t* src = op->rd[i];
     if (!src) continue;
     for (uint32_t c = 0; c < g.copies(); c++) {
       uint32_t m = g.data_member(op->stripe, i, c);
       bool target = false;
-      if (op->mkind == M::Rebuild) target = int(m) == op->rebuild_member;
-      else if (!(failed >> m & 1) && op->nd[m] && op->nd[m] != src) {
-        bool differs = op->mkind == M::Resync || memcmp(op->nd[m], src, g.strip_bytes) != 0;
-        if (differs && op->mkind != M::Resync) op->mres->mismatch_rows |= 1u << c;
-        target = differs && op->mkind != M::Scrub;
+      if (op->maint.kind == M::Rebuild) target = int(m) == op->maint.rebuild_member;
+      else if (!(failed >> m & 1) && op->maint.copy[m] && op->maint.copy[m] != src) {
+        bool differs = op->maint.kind == M::Resync || memcmp(op->maint.copy[m], src, g.strip_bytes) != 0;
+        if (differs && op->maint.kind != M::Resync) op->maint.res->mismatch_rows |= 1u << c;
+        target = differs && op->maint.kind != M::Scrub;
       }
       if (target) {
         targets |= 1ull << m;
@@ -85,8 +85,8 @@ void mirror_reads_done(Op* op) {
     }
   }
   if (targets && !begin_repair(op)) return finish_maintenance(op, -EIO);
-  if (op->mres->mismatch_rows && op->mkind == M::ScrubRepair) op->mres->repaired = true;
-  if (op->mkind != M::Rebuild) targets &= ~v->failed_mask();  // failed by the write intent
+  if (op->maint.res->mismatch_rows && op->maint.kind == M::ScrubRepair) op->maint.res->repaired = true;
+  if (op->maint.kind != M::Rebuild) targets &= ~v->failed_mask();  // failed by the write intent
   begin_phase(op, writes_done);
   for (uint64_t t = targets; t; t &= t - 1) {
     const uint32_t m = uint32_t(__builtin_ctzll(t));
@@ -98,15 +98,15 @@ void mirror_reads_done(Op* op) {
 void mirror_locked(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
-  const bool rebuild = op->mkind == M::Rebuild;
-  const bool scrub = op->mkind == M::Scrub || op->mkind == M::ScrubRepair;
-  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->rebuild_member : v->failed_mask_for(op->stripe);
+  const bool rebuild = op->maint.kind == M::Rebuild;
+  const bool scrub = op->maint.kind == M::Scrub || op->maint.kind == M::ScrubRepair;
+  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->maint.rebuild_member : v->failed_mask_for(op->stripe);
   // Pass 1: a buffer for every copy to read (the first copy of each strip,
   // every copy when scrubbing), before any I/O is issued.
-  for (uint32_t m = 0; m < g.members; m++) op->nd[m] = nullptr;
+  for (uint32_t m = 0; m < g.members; m++) op->maint.copy[m] = nullptr;
   for (uint32_t i = 0; i < g.data_strips(); i++) {
     op->rd[i] = nullptr;
-    if (rebuild && g.data_member(op->stripe, i, 0) / g.copies() != uint32_t(op->rebuild_member) / g.copies())
+    if (rebuild && g.data_member(op->stripe, i, 0) / g.copies() != uint32_t(op->maint.rebuild_member) / g.copies())
       continue;  // the rebuilt member holds copies of one strip only
     for (uint32_t c = 0; c < g.copies(); c++) {
       uint32_t m = g.data_member(op->stripe, i, c);
@@ -114,14 +114,15 @@ void mirror_locked(Op* op) {
       uint8_t* b = op_buffer(op, g.strip_bytes);
       if (!b) return wait_buffers(op, maint_locked);
       if (!op->rd[i]) op->rd[i] = b;
-      op->nd[m] = b;
+      op->maint.copy[m] = b;
     }
     if (!op->rd[i]) return finish_maintenance(op, -EIO);  // no copy left to read from
   }
   // Pass 2: read them.
   begin_phase(op, mirror_reads_done);
   for (uint32_t m = 0; m < g.members; m++)
-    if (op->nd[m]) issue_member_io(op, m, MemberIo::Read, member_off(v, op->stripe, 0), op->nd[m], g.strip_bytes, false);
+    if (op->maint.copy[m])
+      issue_member_io(op, m, MemberIo::Read, member_off(v, op->stripe, 0), op->maint.copy[m], g.strip_bytes, false);
   end_issue(op);
 }
 
@@ -201,13 +202,13 @@ void parity_reads_done(Op* op) {
   j.ctx = op;
   j.done = parity_computed;
   j.nsrc = j.ndst = 0;
-  switch (op->mkind) {
+  switch (op->maint.kind) {
     case M::Resync:
       j.op = ParityOp::Encode;
       j.nsrc = k;
       j.ndst = m;
       for (uint32_t i = 0; i < k; i++) j.src[i] = op->rd[i];
-      for (uint32_t r = 0; r < m; r++) j.dst[r] = op->nd[k + r];
+      for (uint32_t r = 0; r < m; r++) j.dst[r] = op->maint.parity_out[r];
       break;
     case M::Rebuild:
       j.op = ParityOp::Recover;
@@ -217,8 +218,8 @@ void parity_reads_done(Op* op) {
           j.src_idx[j.nsrc++] = uint8_t(role);
         }
       j.ndst = 1;
-      j.dst[0] = op->nd[0];
-      j.dst_idx[0] = uint8_t(op->rplan.recover_roles);  // the role being rebuilt
+      j.dst[0] = op->maint.out;
+      j.dst_idx[0] = uint8_t(op->maint.rebuild_role);
       break;
     case M::Scrub:
     case M::ScrubRepair:
@@ -237,12 +238,12 @@ void parity_computed(ParityJob* job) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips(), m = g.parity;
-  const bool scrub = op->mkind == M::Scrub || op->mkind == M::ScrubRepair;
+  const bool scrub = op->maint.kind == M::Scrub || op->maint.kind == M::ScrubRepair;
   if (scrub && job->mismatch_rows) {
-    op->mres->mismatch_rows = job->mismatch_rows;
+    op->maint.res->mismatch_rows = job->mismatch_rows;
     if (m >= 2) {
-      op->mres->located_role = locate_corrupt_role(op, op->nd[0]);
-      if (op->mres->located_role >= 0) op->mres->located_member = int(member_of(op, uint32_t(op->mres->located_role)));
+      op->maint.res->located_role = locate_corrupt_role(op, op->maint.out);
+      if (op->maint.res->located_role >= 0) op->maint.res->located_member = int(member_of(op, uint32_t(op->maint.res->located_role)));
     }
     if (!begin_repair(op)) return finish_maintenance(op, -EIO);
   }
@@ -252,17 +253,17 @@ void parity_computed(ParityJob* job) {
     if (!(failed >> member & 1)) write_role(op, member, buf);
   };
   begin_phase(op, writes_done);
-  switch (op->mkind) {
+  switch (op->maint.kind) {
     case M::Resync:
-      for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->nd[k + r]);
+      for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->maint.parity_out[r]);
       break;
-    case M::Rebuild: write_role(op, uint32_t(op->rebuild_member), op->nd[0]); break;
+    case M::Rebuild: write_role(op, uint32_t(op->maint.rebuild_member), op->maint.out); break;
     case M::Scrub:
     case M::ScrubRepair: {
-      if (!job->mismatch_rows || op->mkind != M::ScrubRepair) break;
-      op->mres->repaired = true;
-      if (op->mres->located_role >= 0) {
-        write_unless_failed(uint32_t(op->mres->located_member), op->nd[0]);
+      if (!job->mismatch_rows || op->maint.kind != M::ScrubRepair) break;
+      op->maint.res->repaired = true;
+      if (op->maint.res->located_role >= 0) {
+        write_unless_failed(uint32_t(op->maint.res->located_member), op->maint.out);
         break;
       }
       // Not located: make parity agree with the data (as md's repair does).
@@ -279,7 +280,7 @@ void parity_computed(ParityJob* job) {
       ParityJob* p = &e;
       cpu->submit(&p, 1);
       if (e.status < 0) {  // no parity computed: write none, report the stripe unrepaired
-        op->mres->repaired = false;
+        op->maint.res->repaired = false;
         break;
       }
       for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->rd[k + r]);
@@ -293,21 +294,21 @@ void parity_locked(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips(), m = g.parity, L = g.strip_bytes;
-  const bool rebuild = op->mkind == M::Rebuild;
-  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->rebuild_member : v->failed_mask_for(op->stripe);
+  const bool rebuild = op->maint.kind == M::Rebuild;
+  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->maint.rebuild_member : v->failed_mask_for(op->stripe);
   const uint64_t lost = failed_roles(g, op->stripe, failed);
   if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish_maintenance(op, -EIO);
   uint64_t reads = 0;
-  if (op->mkind == M::Resync) {
+  if (op->maint.kind == M::Resync) {
     if (lost & ((1ull << k) - 1)) {  // a data strip is lost: nothing to recompute from
-      op->mres->skipped = true;
+      op->maint.res->skipped = true;
       return finish_maintenance(op, 0);
     }
     reads = (1ull << k) - 1;
   } else if (rebuild) {
     int target = -1;
     for (uint32_t role = 0; role < k + m; role++)
-      if (int(member_of(op, role)) == op->rebuild_member) target = int(role);
+      if (int(member_of(op, role)) == op->maint.rebuild_member) target = int(role);
     if (target < 0) return finish_maintenance(op, 0);  // raid50/60: the stripe lives in another sub-group
     uint32_t n = 0;
     for (uint32_t role = 0; role < k + m && n < k; role++)
@@ -316,23 +317,24 @@ void parity_locked(Op* op) {
         n++;
       }
     if (n < k) return finish_maintenance(op, -EIO);
-    op->rplan.recover_roles = uint32_t(target);
+    op->maint.rebuild_role = uint32_t(target);
   } else {
     if (lost) {  // scrub checks complete stripes only
-      op->mres->skipped = true;
+      op->maint.res->skipped = true;
       return finish_maintenance(op, 0);
     }
     reads = (1ull << (k + m)) - 1;
   }
   for (uint32_t role = 0; role < k + m; role++) {
-    op->rd[role] = op->nd[role] = nullptr;
+    op->rd[role] = nullptr;
     if ((reads >> role & 1) && !(op->rd[role] = op_buffer(op, L))) return wait_buffers(op, maint_locked);
   }
-  // Outputs: parity rows (resync), the rebuilt strip or the located one (nd[0]).
-  if (op->mkind == M::Resync) {
+  // Outputs: parity rows (resync), the rebuilt strip or the located one.
+  op->maint.out = nullptr;
+  if (op->maint.kind == M::Resync) {
     for (uint32_t r = 0; r < m; r++)
-      if (!(op->nd[k + r] = op_buffer(op, L))) return wait_buffers(op, maint_locked);
-  } else if (!(op->nd[0] = op_buffer(op, L))) {
+      if (!(op->maint.parity_out[r] = op_buffer(op, L))) return wait_buffers(op, maint_locked);
+  } else if (!(op->maint.out = op_buffer(op, L))) {
     return wait_buffers(op, maint_locked);
   }
   begin_phase(op, parity_reads_done);
@@ -343,7 +345,7 @@ void parity_locked(Op* op) {
 }
 
 void skip_rebuild(Op* op) {
-  op->mres->skipped = true;
+  op->maint.res->skipped = true;
   op->vol->mutable_stats().rebuild_stripes_skipped++;
   finish_maintenance(op, 0);
 }
@@ -351,14 +353,14 @@ void skip_rebuild(Op* op) {
 void maint_locked(Op* op) {
   const Geometry& g = op->vol->geometry();
   if (!g.has_parity() && !g.is_mirror()) {  // no redundancy: nothing to rebuild or scrub
-    op->mres->skipped = true;
+    op->maint.res->skipped = true;
     return finish_maintenance(op, 0);
   }
-  if (op->mkind == M::Rebuild && op->vol->rebuilding_member() != op->rebuild_member) return finish_maintenance(op, -EIO);
+  if (op->maint.kind == M::Rebuild && op->vol->rebuilding_member() != op->maint.rebuild_member) return finish_maintenance(op, -EIO);
   // A member back from a path loss holds every stripe it did not miss:
   // finished in the next turn (with the lock held), never inside submit,
   // where it could complete other rebuilt stripes and recurse.
-  if (op->mkind == M::Rebuild && op->vol->hooks.rebuild_skip && op->vol->hooks.rebuild_skip(op->stripe))
+  if (op->maint.kind == M::Rebuild && op->vol->hooks.rebuild_skip && op->vol->hooks.rebuild_skip(op->stripe))
     return resume_on_home(op, skip_rebuild);
   if (g.is_mirror()) mirror_locked(op);
   else parity_locked(op);
@@ -371,7 +373,7 @@ void maint_locked(Op* op) {
 // new member for a stripe it already holds (which the checkpoint would then
 // vouch for). A failed rebuild releases everything.
 void finish_maintenance(Op* op, int result) {
-  if (op->mkind != M::Rebuild) return finish_now(op, result);
+  if (op->maint.kind != M::Rebuild) return finish_now(op, result);
   Volume* v = op->vol;
   std::vector<Op*>& ahead = v->rebuilt_ahead();
   if (result != 0) {

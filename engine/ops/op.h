@@ -29,6 +29,59 @@ struct PoolBuf {
   uint32_t len;
 };
 
+struct Op;
+
+// Each op kind's own state lives in its own context below, reached as
+// op->w (parity writes), op->dread (degraded reads), op->read (direct
+// reads) and op->maint (maintenance); Op itself holds what every kind
+// shares. They are plain members, not a std::variant: ops are pooled and
+// recycled, and their vectors (bufs, ppl_mem) must keep their capacity
+// across reuse so that the steady state allocates nothing; a variant would
+// destroy them on every change of kind. new_op() resets what must start
+// fresh.
+
+// A parity write (ops/parity_write.cpp) and its write-hole guard
+// (ppl/ppl_stage.cpp).
+struct WriteCtx {
+  WritePlan plan;
+  uint8_t* nd[kMaxMembers];   // per data role: new content over [plan.c0, plan.c1)
+  bool nd_pool[kMaxMembers];  // nd[i] is an engine buffer (not a writer's)
+  Op* held_next = nullptr;    // held for the rest of its stripe (ops/write_gather.h)
+  // Write-hole guard (ppl/ppl_stage.cpp): log slots held, entry buffer, what runs after the log.
+  uint64_t ppl_reserved = 0;
+  std::vector<uint8_t> ppl_mem;
+  void (*ppl_next)(Op*) = nullptr;
+  void (*ppl_fail)(Op*, int) = nullptr;
+  Op* ppl_wait_next = nullptr;  // queued for a log slot another stripe's write holds (PplLog)
+};
+
+// A degraded read of one stripe (ops/read_ops.cpp).
+struct DegradedReadCtx {
+  DegradedReadPlan plan;
+};
+
+// Direct reads (ops/read_ops.cpp): redone degraded when a member they read
+// failed meanwhile.
+struct ReadCtx {
+  uint64_t failed_snapshot = 0;  // failed members when the op was planned
+  bool retry = false;            // a strip had no member left to read: redo the part degraded
+};
+
+// Resync, rebuild or scrub of one stripe (ops/maintenance.cpp), or one
+// stripe of a rebuild run (ops/rebuild_run.cpp).
+struct MaintenanceCtx {
+  Volume::Maintenance kind = Volume::Maintenance::Resync;
+  Volume::MaintenanceResult* res = nullptr;
+  int rebuild_member = -1;    // Rebuild: the member being rebuilt
+  RebuildRun* run = nullptr;  // a rebuild run's op: the run it belongs to
+  // Parity levels (rd[role] holds what was read):
+  uint32_t rebuild_role = 0;        // Rebuild: the role of the stripe on rebuild_member
+  uint8_t* out = nullptr;           // Rebuild: the rebuilt strip; Scrub: the located strip's rebuilt content
+  uint8_t* parity_out[kMaxParity];  // Resync: the parity rows computed
+  // Mirrors: per member, the buffer its copy is read into (nullptr: not read).
+  uint8_t* copy[kMaxMembers];
+};
+
 struct Op {
   Task task;            // resumption (deferred, posted, waiting for buffers)
   StripeLockNode lock;  // stripe ordering
@@ -39,22 +92,21 @@ struct Op {
   bool fua = false;
   bool holds_lock = false;
   bool intent_held = false;   // write_begin ran for this op's stripe
-  uint64_t failed_snapshot = 0;  // failed members when the op was planned
-  bool retry = false;         // the op must be redone (degraded)
   uint64_t off = 0, len = 0;  // logical bytes of this part
   uint8_t* buf = nullptr;
   uint64_t stripe = 0;
   StripRange ranges[kMaxMembers];  // bytes of each data strip touched (one-stripe ops)
 
-  // Merged writes: the holder lists its riders in arrival order.
+  // Merged ops (parity writes, degraded reads): the holder of the stripe
+  // lock lists its riders in arrival order (take_riders).
   Op* rider_head = nullptr;
   Op* rider_tail = nullptr;
   Op* rider_next = nullptr;
   int rider_result = 0;
 
-  Op* held_next = nullptr;  // held for the rest of its stripe (ops/write_gather.h)
-
-  // Execution state of the current phase.
+  // Execution state of the current phase: a counted fan-out of member I/Os
+  // (begin_phase, issue_member_io, end_issue); phase_done runs once, when
+  // the last of them completes.
   void (*phase_done)(Op*) = nullptr;
   void (*resume_fn)(Op*) = nullptr;   // what task runs
   void (*lock_resume)(Op*) = nullptr; // what runs when the stripe lock is granted
@@ -62,26 +114,19 @@ struct Op {
   uint64_t errored = 0;  // members whose I/O failed in this phase
   int io_err = 0;        // the last such error (-EIO, -ENODEV, ...)
   uint64_t used = 0;     // members read from
-  int result = 0;
   std::vector<PoolBuf> bufs;
-  WritePlan wplan;
-  DegradedReadPlan rplan;
-  uint8_t* rd[kMaxMembers];   // per role: where the read of [c0, c1) lands
-  uint8_t* nd[kMaxMembers];   // per data role: new content over [c0, c1)
-  bool nd_pool[kMaxMembers];  // nd[i] is an engine buffer (not the caller's)
-  ParityJob job;
-  Volume::Maintenance mkind = Volume::Maintenance::Resync;
-  Volume::MaintenanceResult* mres = nullptr;
-  int rebuild_member = -1;
-  RebuildRun* run = nullptr;  // a rebuild run's op (ops/rebuild_run.cpp): the run it belongs to
+  // Per role of the stripe: where the op's read of that role lands (a
+  // parity write's parity rows: also where the new parity is computed).
+  uint8_t* rd[kMaxMembers];
+  ParityJob job;  // the op's parity computation (one at a time)
+
+  WriteCtx w;
+  DegradedReadCtx dread;
+  ReadCtx read;
+  MaintenanceCtx maint;
+
   Op* next_free = nullptr;
   bool in_pool = false;  // on its pool's free list (checked: an op is freed once)
-  // Write-hole guard (ppl/ppl_stage.cpp): log slots held, entry buffer, what runs after the log.
-  uint64_t ppl_reserved = 0;
-  std::vector<uint8_t> ppl_mem;
-  void (*ppl_next)(Op*) = nullptr;
-  void (*ppl_fail)(Op*, int) = nullptr;
-  Op* ppl_wait_next = nullptr;  // queued for a log slot another stripe's write holds (PplLog)
 };
 
 

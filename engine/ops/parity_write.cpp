@@ -53,13 +53,13 @@ static Op* sole_cover(Op* op, uint32_t i, uint32_t c0, uint32_t c1) {
 // Lays every writer's bytes, in arrival order, over the engine buffers.
 static void overlay(Op* op) {
   const Geometry& g = op->vol->geometry();
-  const uint32_t k = g.data_strips(), c0 = op->wplan.c0;
+  const uint32_t k = g.data_strips(), c0 = op->w.plan.c0;
   StripRange r[kMaxMembers];
   for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next)) {
     strip_ranges(g, op->stripe, c->off, c->len, r);
     for (uint32_t i = 0; i < k; i++)
-      if (!r[i].empty() && op->nd_pool[i])
-        memcpy(op->nd[i] + (r[i].a - c0), user_ptr(c, op->stripe, i, r[i].a), r[i].b - r[i].a);
+      if (!r[i].empty() && op->w.nd_pool[i])
+        memcpy(op->w.nd[i] + (r[i].a - c0), user_ptr(c, op->stripe, i, r[i].a), r[i].b - r[i].a);
   }
 }
 
@@ -90,14 +90,14 @@ static void write_stripe(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips();
-  const WritePlan& p = op->wplan;
+  const WritePlan& p = op->w.plan;
   begin_phase(op, write_done);
   for (uint32_t role = 0; role < k + g.parity; role++) {
     if (!(p.write_roles >> role & 1)) continue;
     const uint32_t m = role_member(g, op->stripe, role);
     if (role < k)
       issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, op->ranges[role].a),
-                      op->nd[role] + (op->ranges[role].a - p.c0),
+                      op->w.nd[role] + (op->ranges[role].a - p.c0),
                       op->ranges[role].b - op->ranges[role].a, op->fua);
     else
       issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, p.c0), op->rd[role],
@@ -109,7 +109,7 @@ static void write_stripe(Op* op) {
 static void submit_job(Op* op, ParityOp kind) {
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips(), m = g.parity;
-  const WritePlan& p = op->wplan;
+  const WritePlan& p = op->w.plan;
   ParityJob& j = op->job;
   j.op = kind;
   j.codec = &op->vol->codec();
@@ -118,13 +118,13 @@ static void submit_job(Op* op, ParityOp kind) {
   for (uint32_t r = 0; r < m; r++) j.dst[r] = op->rd[k + r];
   if (kind == ParityOp::Encode) {
     j.nsrc = k;
-    for (uint32_t i = 0; i < k; i++) j.src[i] = op->nd[i];
+    for (uint32_t i = 0; i < k; i++) j.src[i] = op->w.nd[i];
   } else {  // Update: old data in rd[i], new in nd[i], for the written strips
     j.nsrc = 0;
     for (uint32_t i = 0; i < k; i++) {
       if (op->ranges[i].empty()) continue;
       j.src[j.nsrc] = op->rd[i];
-      j.src2[j.nsrc] = op->nd[i];
+      j.src2[j.nsrc] = op->w.nd[i];
       j.src_idx[j.nsrc++] = uint8_t(i);
     }
   }
@@ -150,16 +150,16 @@ static void reads_done(Op* op) {
   }
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
-  const WritePlan& p = op->wplan;
+  const WritePlan& p = op->w.plan;
   switch (p.mode) {
     case WriteMode::ReadModifyWrite:
       for (uint32_t i = 0; i < k; i++)
-        if (!op->ranges[i].empty() && op->nd_pool[i]) memcpy(op->nd[i], op->rd[i], p.c1 - p.c0);
+        if (!op->ranges[i].empty() && op->w.nd_pool[i]) memcpy(op->w.nd[i], op->rd[i], p.c1 - p.c0);
       overlay(op);
       return submit_job(op, ParityOp::Update);
     case WriteMode::DegradedWrite: {
       ParityJob& j = op->job;
-      make_recover_job(j, op->vol->codec(), p.c1 - p.c0, p.read_roles, op->rd, p.recover_roles, op->nd);
+      make_recover_job(j, op->vol->codec(), p.c1 - p.c0, p.read_roles, op->rd, p.recover_roles, op->w.nd);
       j.done = recovered;
       j.ctx = op;
       ParityJob* jp = &j;
@@ -177,18 +177,18 @@ static void reads_done(Op* op) {
 static bool take_buffers(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips(), m = g.parity;
-  const WritePlan& p = op->wplan;
+  const WritePlan& p = op->w.plan;
   const uint32_t L = p.c1 - p.c0;
   const bool rmw = p.mode == WriteMode::ReadModifyWrite;
   for (uint32_t i = 0; i < k; i++) {
-    op->nd[i] = op->rd[i] = nullptr;
-    op->nd_pool[i] = false;
+    op->w.nd[i] = op->rd[i] = nullptr;
+    op->w.nd_pool[i] = false;
     if (rmw && op->ranges[i].empty()) continue;  // untouched strips play no part in an update
     if (Op* c = sole_cover(op, i, p.c0, p.c1)) {
-      op->nd[i] = user_ptr(c, op->stripe, i, p.c0);
+      op->w.nd[i] = user_ptr(c, op->stripe, i, p.c0);
     } else {
-      if (!(op->nd[i] = op_buffer(op, L))) return false;
-      op->nd_pool[i] = true;
+      if (!(op->w.nd[i] = op_buffer(op, L))) return false;
+      op->w.nd_pool[i] = true;
     }
   }
   for (uint32_t r = 0; r < m; r++)
@@ -198,7 +198,7 @@ static bool take_buffers(Op* op) {
     if (role >= k) continue;
     // Old data lands in the new-content buffer when that is ours and will be
     // overlaid later (reconstruct, degraded); RMW keeps old and new apart.
-    if (op->nd_pool[role] && !rmw) op->rd[role] = op->nd[role];
+    if (op->w.nd_pool[role] && !rmw) op->rd[role] = op->w.nd[role];
     else if (!(op->rd[role] = op_buffer(op, L))) return false;
   }
   return true;
@@ -210,8 +210,8 @@ static void plan_write(Op* op) {
   const uint64_t failed = v->failed_mask_for(op->stripe);
   if (!g.survives(failed)) return fail_op(op, -EIO);
   const bool suspect = v->hooks.parity_suspect && v->hooks.parity_suspect(op->stripe);
-  op->wplan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect);
-  const WritePlan& p = op->wplan;
+  op->w.plan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect);
+  const WritePlan& p = op->w.plan;
   if (!take_buffers(op)) return wait_buffers(op, plan_write);
   VolumeStats& st = v->mutable_stats();
   switch (p.mode) {

@@ -22,7 +22,7 @@ static void read_done(Op* op) {
   if (!absorb_errors(op)) return finish_op(op, -EIO);
   // A member failed under us (ours or another op's error): what it
   // returned may be stale; read this part again, degraded.
-  if (had_errors || op->retry || (op->used & v->failed_mask() & ~op->failed_snapshot)) {
+  if (had_errors || op->read.retry || (op->used & v->failed_mask() & ~op->read.failed_snapshot)) {
     v->mutable_stats().retried_reads++;
     v->redo_read(*op->home, op->req, op->off, op->len, op->buf);
   }
@@ -33,7 +33,7 @@ void start_read(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint64_t sdb = g.stripe_data_bytes();
   const uint32_t k = g.data_strips();
-  op->failed_snapshot = op->vol->failed_mask();
+  op->read.failed_snapshot = op->vol->failed_mask();
   begin_phase(op, read_done);
   RunBuilder runs(op, MemberIo::Read, false);
   StripRange r[kMaxMembers];
@@ -46,7 +46,7 @@ void start_read(Op* op) {
       if (m < 0 || (failed >> m & 1)) {
         // No copy left, or the member failed after the request was split:
         // read_done redoes this part degraded (or fails it with the group).
-        op->retry = true;
+        op->read.retry = true;
         continue;
       }
       runs.add(uint32_t(m), member_off(op->vol, s, r[i].a), user_ptr(op, s, i, r[i].a), r[i].b - r[i].a);
@@ -77,7 +77,7 @@ static void degraded_read_granted(Op* op) {
 // the union of the readers' bytes of it and, for a survivor, the columns
 // the recovery needs.
 static StripRange role_hull(const Op* op, uint32_t role, uint32_t k) {
-  const DegradedReadPlan& p = op->rplan;
+  const DegradedReadPlan& p = op->dread.plan;
   StripRange h = role < k ? op->ranges[role] : StripRange{};
   if ((p.survivors >> role & 1) || (p.recover_roles >> role & 1)) {
     if (h.empty()) h = StripRange{p.c0, p.c1};
@@ -139,7 +139,7 @@ static void degraded_read_io_done(Op* op) {
     }
     return degraded_read_locked(op);  // plan again around the new failure
   }
-  const DegradedReadPlan& p = op->rplan;
+  const DegradedReadPlan& p = op->dread.plan;
   if (!p.recover_roles) {
     deliver(op);
     return degraded_read_finish(op, 0);
@@ -171,7 +171,7 @@ static void degraded_read_locked(Op* op) {
     unlock_stripe(op);
     return finish_op(op, -EIO);
   }
-  DegradedReadPlan& p = op->rplan;
+  DegradedReadPlan& p = op->dread.plan;
   if (!plan_degraded_read(g, op->stripe, op->ranges, failed, &p)) p = DegradedReadPlan{};  // nothing lost
   // Where each role's hull lands: a reader's own buffer when one reader's
   // bytes are exactly the hull, else an engine buffer.

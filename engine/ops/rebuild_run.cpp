@@ -45,17 +45,17 @@ void finish_run(RebuildRun* run, int result) {
 }
 
 void writes_done(Op* lead) {
-  RebuildRun* run = lead->run;
+  RebuildRun* run = lead->maint.run;
   Volume* v = lead->vol;
   const bool ok = absorb_errors(lead);
-  const bool target_lost = v->rebuilding_member() != lead->rebuild_member;
+  const bool target_lost = v->rebuilding_member() != lead->maint.rebuild_member;
   if (!ok || target_lost) return finish_run(run, -EIO);
   v->mutable_stats().rebuild_stripes_written += uint64_t(__builtin_popcountll(run->todo));
   finish_run(run, 0);
 }
 
 void recovered(Op* lead) {
-  RebuildRun* run = lead->run;
+  RebuildRun* run = lead->maint.run;
   if (run->job_failed) return finish_run(run, -EIO);
   Volume* v = lead->vol;
   const uint32_t L = v->geometry().strip_bytes;
@@ -63,7 +63,7 @@ void recovered(Op* lead) {
   RunBuilder w(lead, MemberIo::Write, false);
   for (uint64_t t = run->todo; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
-    w.add(uint32_t(lead->rebuild_member), member_off(v, run_stripe(run, i), 0), run->out[i], L);
+    w.add(uint32_t(lead->maint.rebuild_member), member_off(v, run_stripe(run, i), 0), run->out[i], L);
   }
   w.flush();
   end_issue(lead);
@@ -71,13 +71,13 @@ void recovered(Op* lead) {
 
 void job_done(ParityJob* j) {
   Op* lead = static_cast<Op*>(j->ctx);
-  RebuildRun* run = lead->run;
+  RebuildRun* run = lead->maint.run;
   if (j->status < 0) run->job_failed = true;
   if (--run->jobs_left == 0) recovered(lead);
 }
 
 void reads_done(Op* lead) {
-  RebuildRun* run = lead->run;
+  RebuildRun* run = lead->maint.run;
   Volume* v = lead->vol;
   if (lead->errored) {  // a survivor failed: plan again without it (or give up)
     const bool ok = absorb_errors(lead);
@@ -87,7 +87,7 @@ void reads_done(Op* lead) {
   const Geometry& g = v->geometry();
   const Codec& c = v->codec();
   const uint32_t k = c.k(), n = k + c.m();
-  const uint64_t failed = v->failed_mask() | 1ull << lead->rebuild_member;
+  const uint64_t failed = v->failed_mask() | 1ull << lead->maint.rebuild_member;
   ParityJob* jobs[kMaxRunStripes];
   uint32_t njobs = 0;
   for (uint64_t t = run->todo; t; t &= t - 1) {
@@ -99,7 +99,7 @@ void reads_done(Op* lead) {
     uint64_t src_roles = 0, dst_roles = 0;
     for (uint32_t role = 0, got = 0; role < n; role++) {
       const uint32_t m = role_member(g, s, role);
-      if (int(m) == lead->rebuild_member) {
+      if (int(m) == lead->maint.rebuild_member) {
         dst_roles |= 1ull << role;
         dst[role] = run->out[i];
       } else if (!(lost >> role & 1) && got < k) {
@@ -123,23 +123,22 @@ void reads_done(Op* lead) {
 // Every stripe of the run is locked (and this runs in a reactor turn of its
 // own, never inside a submit: finishing stripes here may complete others).
 void all_locked(Op* lead) {
-  RebuildRun* run = lead->run;
+  RebuildRun* run = lead->maint.run;
   Volume* v = lead->vol;
   const Geometry& g = v->geometry();
-  if (v->rebuilding_member() != lead->rebuild_member || !g.survives(v->failed_mask()))
+  if (v->rebuilding_member() != lead->maint.rebuild_member || !g.survives(v->failed_mask()))
     return finish_run(run, -EIO);
   // The stripes to rebuild: those of the member's sub-group, less those a
   // member back from a path loss holds (it did not miss them).
-  const uint64_t failed = v->failed_mask() | 1ull << lead->rebuild_member;
+  const uint64_t failed = v->failed_mask() | 1ull << lead->maint.rebuild_member;
   const uint32_t width = v->codec().k() + v->codec().m();
   run->todo = run->held = 0;
   for (uint32_t i = 0; i < run->n; i++) {
     const uint64_t s = run_stripe(run, i);
     run->used[i] = 0;
     for (uint32_t role = 0; role < width; role++) run->used[i] |= 1ull << role_member(g, s, role);
-    if (!(run->used[i] >> lead->rebuild_member & 1)) continue;
+    if (!(run->used[i] >> lead->maint.rebuild_member & 1)) continue;
     const bool held = v->hooks.rebuild_skip && v->hooks.rebuild_skip(s);
-    run->res[i].skipped = held;
     (held ? run->held : run->todo) |= 1ull << i;
   }
   if (!run->todo) return finish_run(run, 0);
@@ -164,7 +163,7 @@ void all_locked(Op* lead) {
 }
 
 void one_locked(Op* op) {
-  RebuildRun* run = op->run;
+  RebuildRun* run = op->maint.run;
   if (++run->locked == run->n) resume_on_home(run->ops[0], all_locked);
 }
 

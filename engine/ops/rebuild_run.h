@@ -27,6 +27,8 @@ constexpr uint32_t kRebuildInFlightBytes = 2u << 20;
 
 struct RebuildRun {
   Op* ops[kMaxRunStripes] = {};  // ops[i] rebuilds stripe first + i; ops[0] leads (phases, buffers)
+  // Per op: its result (mirror levels run each stripe as single-stripe
+  // maintenance, which fills it; a parity run reports through the counters).
   Volume::MaintenanceResult res[kMaxRunStripes];
   uint32_t n = 0;
   // Execution state (the home reactor only).

@@ -42,7 +42,7 @@ bool WriteGather::qualifies(const Op* op) const {
 // until a held op goes on.
 uint32_t WriteGather::held_weight() const {
   uint32_t w = 0;
-  for (const Op* h = head_; h; h = h->held_next) {
+  for (const Op* h = head_; h; h = h->w.held_next) {
     w++;
     for (const Op* rd = h->rider_head; rd; rd = rd->rider_next) w += rd->home == r_;
   }
@@ -52,8 +52,8 @@ uint32_t WriteGather::held_weight() const {
 bool WriteGather::try_hold(Op* op, void (*go)(Op*)) {
   if (!qualifies(op)) return false;
   go_ = go;
-  op->held_next = nullptr;
-  if (tail_) tail_->held_next = op;
+  op->w.held_next = nullptr;
+  if (tail_) tail_->w.held_next = op;
   else head_ = op;
   tail_ = op;
   op->vol->mutable_stats().held_writes++;
@@ -70,11 +70,11 @@ void WriteGather::unlink(Op* op) {
   while (*pp != op) {
     GPR_ASSERT(*pp, "op %p (stripe %llu) is not held", (void*)op, (unsigned long long)op->stripe);
     prev = *pp;
-    pp = &(*pp)->held_next;
+    pp = &(*pp)->w.held_next;
   }
-  *pp = op->held_next;
+  *pp = op->w.held_next;
   if (tail_ == op) tail_ = prev;
-  op->held_next = nullptr;
+  op->w.held_next = nullptr;
 }
 
 void WriteGather::release(Op* op) {
@@ -105,7 +105,7 @@ void WriteGather::op_finished() {
 
 void WriteGather::scan() {
   for (Op* op = head_; op;) {
-    Op* next = op->held_next;
+    Op* next = op->w.held_next;
     const bool waited_for = take_riders(op, op->vol->mutable_stats().merged_writes);
     // A FUA rider (take_riders passed its FUA on) wants its write durable now.
     if (waited_for || stripe_full(op) || op->fua) release(op);

@@ -25,8 +25,8 @@ bool PplLog::reserve_or_queue(uint64_t stripe, uint64_t members, Op* op) {
   if (free) {
     for (uint64_t m = members; m; m &= m - 1) owner_[size_t(__builtin_ctzll(m)) * layout_.slots + slot] = stripe + 1;
   } else {
-    op->ppl_wait_next = nullptr;
-    (s.tail ? s.tail->ppl_wait_next : s.head) = op;
+    op->w.ppl_wait_next = nullptr;
+    (s.tail ? s.tail->w.ppl_wait_next : s.head) = op;
     s.tail = op;
     waits_.fetch_add(1, std::memory_order_relaxed);
   }

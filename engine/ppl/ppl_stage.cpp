@@ -19,18 +19,18 @@ static uint64_t logged_members(const Op* op) {
   const uint32_t k = g.data_strips();
   uint64_t mem = 0;
   for (uint32_t r = 0; r < g.parity; r++)
-    if (op->wplan.write_roles >> (k + r) & 1) mem |= 1ull << role_member(g, op->stripe, k + r);
+    if (op->w.plan.write_roles >> (k + r) & 1) mem |= 1ull << role_member(g, op->stripe, k + r);
   return mem;
 }
 
 static void logged(Op* op) {
   if (op->errored) {
-    if (!absorb_errors(op)) return op->ppl_fail(op, -EIO);
+    if (!absorb_errors(op)) return op->w.ppl_fail(op, -EIO);
     // Members failed here are not written: the others hold the new stripe.
     const Geometry& g = op->vol->geometry();
-    op->wplan.write_roles &= ~failed_roles(g, op->stripe, op->vol->failed_mask_for(op->stripe));
+    op->w.plan.write_roles &= ~failed_roles(g, op->stripe, op->vol->failed_mask_for(op->stripe));
   }
-  op->ppl_next(op);
+  op->w.ppl_next(op);
 }
 
 // True when the write puts every data strip's bytes over all of [c0, c1)
@@ -45,15 +45,15 @@ static bool covers_all(const PplEntry& e) {
 static void write_entries(Op* op) {
   PplLog* log = op->vol->ppl;
   const uint64_t mem = logged_members(op);
-  if (!mem) return op->ppl_next(op);
+  if (!mem) return op->w.ppl_next(op);
   // Another stripe's write holds the slot: queued, ppl_release() of that
   // write runs write_entries again.
   if (!log->reserve_or_queue(op->stripe, mem, op)) return;
-  op->ppl_reserved = mem;
+  op->w.ppl_reserved = mem;
   const Geometry& g = op->vol->geometry();
   const Codec& c = op->vol->codec();
   const uint32_t k = g.data_strips();
-  const WritePlan& p = op->wplan;
+  const WritePlan& p = op->w.plan;
   PplEntry e;
   e.group = log->group();
   e.stripe = op->stripe;
@@ -65,8 +65,8 @@ static void write_entries(Op* op) {
   if (covers_all(e)) e.flags |= kPplZeroPayload;
   const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : p.c1 - p.c0;
   const size_t entry = kPplHeaderBytes + L;
-  op->ppl_mem.resize(entry * g.parity + 4096);
-  uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->ppl_mem.data()) + 4095) & ~uintptr_t(4095));
+  op->w.ppl_mem.resize(entry * g.parity + 4096);
+  uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->w.ppl_mem.data()) + 4095) & ~uintptr_t(4095));
   const uint32_t slot = log->layout().slot_of(op->stripe);
   // The data and parity writes of the stripe are issued by logged(), after
   // every log write of this phase completed (with FUA: durable): a crash
@@ -82,7 +82,7 @@ static void write_entries(Op* op) {
       for (uint32_t i = 0; i < k; i++) {
         if (e.ranges[i].empty()) continue;
         const uint32_t a = e.ranges[i].a, b = e.ranges[i].b;
-        gf_vect_mad(int(b - a), int(k), int(i), tables, op->nd[i] + (a - p.c0), pp + (a - p.c0));
+        gf_vect_mad(int(b - a), int(k), int(i), tables, op->w.nd[i] + (a - p.c0), pp + (a - p.c0));
       }
     }
     e.row = r;
@@ -96,17 +96,17 @@ static void write_entries(Op* op) {
 }
 
 void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int)) {
-  op->ppl_next = next;
-  op->ppl_fail = fail;
+  op->w.ppl_next = next;
+  op->w.ppl_fail = fail;
   write_entries(op);
 }
 
 void ppl_release(Op* op) {
-  if (!op->ppl_reserved) return;
-  Op* w = op->vol->ppl->release(op->stripe, op->ppl_reserved);
-  op->ppl_reserved = 0;
+  if (!op->w.ppl_reserved) return;
+  Op* w = op->vol->ppl->release(op->stripe, op->w.ppl_reserved);
+  op->w.ppl_reserved = 0;
   while (w) {
-    Op* next = w->ppl_wait_next;  // read first: the resumed op may queue again
+    Op* next = w->w.ppl_wait_next;  // read first: the resumed op may queue again
     resume_on_home(w, write_entries);
     w = next;
   }

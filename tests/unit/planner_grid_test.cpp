@@ -1,9 +1,13 @@
 // The planner over a grid, as SPDK's raid5f_ut runs its tests: parity level x
-// members x write (or read) ranges x failed members. Each plan is checked
+// members (x sub-groups for raid50/60) x write (or read) ranges x failed
+// members. Each plan is checked
 // against a brute force: its reads must let it compute every parity row it
 // writes (a rank test over GF(2^8) on the level's own code), it must write
 // exactly the surviving strips that change, and no other set of member reads
-// may be smaller. A failure names the grid point that fails.
+// may be smaller. Which roles a failed member takes from a stripe comes from
+// a reference layout written here (md's left-symmetric rotation within the
+// stripe's sub-group), not from the planner's own mapping. A failure names
+// the grid point that fails.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -28,23 +32,53 @@ constexpr uint32_t kStrip = kUnit * kUnitsPerStrip;
 struct Shape {
   Level level;
   uint32_t members, parity;
+  uint32_t subgroups = 1;  // raid50/60: G
 };
 
-// Every parity level with up to 8 members (all 256 read sets enumerable).
+// Every parity level with up to 8 members in a stripe (all 256 read sets
+// enumerable); raid50/60 over 2 sub-groups of the smallest widths.
 std::vector<Shape> shapes() {
   std::vector<Shape> v;
   for (uint32_t n = 3; n <= 7; n++) v.push_back({Level::R5, n, 0});
   for (uint32_t n = 4; n <= 8; n++) v.push_back({Level::R6, n, 0});
   for (uint32_t m = 1; m <= 3; m++)
     for (uint32_t n = m + 2; n <= 8; n++) v.push_back({Level::EC, n, m});
+  for (uint32_t w = 3; w <= 4; w++) v.push_back({Level::R50, 2 * w, 0, 2});
+  for (uint32_t w = 4; w <= 5; w++) v.push_back({Level::R60, 2 * w, 0, 2});
   return v;
 }
 
 Geometry make_geo(const Shape& s) {
   Geometry g;
   std::string err;
-  EXPECT_TRUE(Geometry::make(s.level, s.members, s.parity, kStrip, 1ull << 24, &g, &err)) << err;
+  EXPECT_TRUE(Geometry::make(s.level, s.members, s.parity, kStrip, 1ull << 24, &g, &err, s.subgroups)) << err;
   return g;
+}
+
+// The stripes checked: row 1 (parity rotated off the last member) of every
+// sub-group; stripe s lives in sub-group s % G at row s / G.
+std::vector<uint64_t> stripes(const Geometry& g) {
+  std::vector<uint64_t> v;
+  for (uint32_t sg = 0; sg < g.subgroups; sg++) v.push_back(g.subgroups + sg);
+  return v;
+}
+
+// Reference layout: the member of a role of a stripe. The stripe's
+// sub-group is members [sg*w, sg*w + w); within it, md's left-symmetric
+// rotation: parity row 0 at w-1 - row%w, then the other parity rows, then
+// the data strips, wrapping around.
+uint32_t ref_member(const Geometry& g, uint64_t stripe, uint32_t role) {
+  const uint32_t G = g.subgroups, w = g.members / G, m = g.parity, k = w - m;
+  const uint64_t sg = stripe % G, row = stripe / G;
+  const uint32_t pd = w - 1 - uint32_t(row % w);
+  const uint32_t pos = role < k ? (pd + m + role) % w : (pd + (role - k)) % w;
+  return uint32_t(sg) * w + pos;
+}
+uint64_t ref_failed_roles(const Geometry& g, uint64_t stripe, uint64_t failed_members) {
+  uint64_t r = 0;
+  for (uint32_t role = 0; role < g.data_strips() + g.parity; role++)
+    if (failed_members >> ref_member(g, stripe, role) & 1) r |= 1ull << role;
+  return r;
 }
 
 constexpr uint32_t kMaxRoles = 8;
@@ -225,16 +259,17 @@ std::vector<std::vector<StripRange>> write_sets(uint32_t k, uint32_t seed) {
   return v;
 }
 
-std::string where(const Geometry& g, uint64_t failed, const std::vector<StripRange>& w, bool stale) {
+std::string where(const Geometry& g, uint64_t stripe, uint64_t failed, const std::vector<StripRange>& w,
+                  bool stale) {
   std::ostringstream o;
-  o << g.describe() << " failed members 0x" << std::hex << failed << std::dec << (stale ? " parity stale" : "")
-    << " writes";
+  o << g.describe() << " stripe " << stripe;
+  if (g.subgroups > 1) o << " (sub-group " << stripe % g.subgroups << ")";
+  o << " failed members 0x" << std::hex << failed << std::dec << (stale ? " parity stale" : "") << " writes";
   for (size_t i = 0; i < w.size(); i++)
     if (!w[i].empty()) o << " d" << i << "[" << w[i].a / kUnit << "," << w[i].b / kUnit << ")";
   return o.str();
 }
 
-constexpr uint64_t kStripe = 1;  // rotates parity off the last member
 constexpr uint32_t kSeed = 18;
 
 }  // namespace
@@ -247,14 +282,16 @@ TEST(PlannerGrid, EveryWritePlanIsFeasibleAndMinimal) {
     const uint32_t k = o.k, m = o.m;
     const uint64_t parity_roles = ((1ull << m) - 1) << k;
     const auto writes = write_sets(k, kSeed);
+    // The minimum, by the stripe's failed roles, written and covering strips, and staleness.
+    std::map<uint64_t, uint32_t> min_reads;
+    for (const uint64_t stripe : stripes(g))
     for (uint64_t failed : survivable_failures(g)) {
-      const uint64_t fr = failed_roles(g, kStripe, failed);
-      std::map<uint64_t, uint32_t> min_reads;  // by written, covering strips and staleness
+      const uint64_t fr = ref_failed_roles(g, stripe, failed);
       for (const auto& w : writes) {
         for (bool stale : {false, true}) {
-          const auto at = [&] { return where(g, failed, w, stale); };
+          const auto at = [&] { return where(g, stripe, failed, w, stale); };
           points++;
-          const WritePlan p = plan_stripe_write(g, kStripe, w.data(), failed, stale);
+          const WritePlan p = plan_stripe_write(g, stripe, w.data(), failed, stale);
           uint64_t written = 0;
           for (uint32_t i = 0; i < k; i++)
             if (!w[i].empty()) written |= 1ull << i;
@@ -271,7 +308,7 @@ TEST(PlannerGrid, EveryWritePlanIsFeasibleAndMinimal) {
           uint64_t covering = 0;
           for (uint32_t i = 0; i < k; i++)
             if (!w[i].empty() && w[i].covers(p.c0, p.c1)) covering |= 1ull << i;
-          auto [it, fresh] = min_reads.try_emplace(written | covering << 32 | uint64_t(stale) << 63, 0);
+          auto [it, fresh] = min_reads.try_emplace(written | covering << 16 | fr << 32 | uint64_t(stale) << 63, 0);
           if (fresh) it->second = o.min_write_reads(w.data(), fr, stale);
           ASSERT_EQ(p.reads(), it->second) << write_mode_name(p.mode) << " reads 0x" << std::hex << p.read_roles << "\n  at " << at();
         }
@@ -288,31 +325,34 @@ TEST(PlannerGrid, EveryDegradedReadPlanIsFeasibleAndMinimal) {
     const Oracle o(g);
     const uint32_t k = o.k;
     const auto requests = write_sets(k, kSeed);  // here: the requested ranges
+    std::map<uint64_t, uint32_t> min_ios;        // by the stripe's failed roles and the requested strips
+    for (const uint64_t stripe : stripes(g))
     for (uint64_t failed : survivable_failures(g)) {
-      const uint64_t fr = failed_roles(g, kStripe, failed);
-      std::map<uint64_t, uint32_t> min_ios;  // by requested strips
+      const uint64_t fr = ref_failed_roles(g, stripe, failed);
       for (const auto& w : requests) {
-        const auto at = [&] { return where(g, failed, w, false); };
+        const auto at = [&] { return where(g, stripe, failed, w, false); };
         points++;
         uint64_t requested = 0;
         for (uint32_t i = 0; i < k; i++)
           if (!w[i].empty()) requested |= 1ull << i;
         DegradedReadPlan p;
-        const bool planned = plan_degraded_read(g, kStripe, w.data(), failed, &p);
+        const bool planned = plan_degraded_read(g, stripe, w.data(), failed, &p);
         ASSERT_EQ(planned, (requested & fr) != 0) << "a degraded read where a plain one serves, or none where one is needed\n  at " << at();
         if (!planned) continue;
         ASSERT_EQ(p.recover_roles, requested & fr) << "\n  at " << at();
         ASSERT_EQ(p.survivors & fr, 0u) << "reads a failed member\n  at " << at();
         const Span& known = o.span_of(p.survivors);
-        for (uint32_t f = 0; f < k; f++)
-          if (p.recover_roles >> f & 1) ASSERT_TRUE(known.contains(o.row_of(f))) << "cannot rebuild d" << f << "\n  at " << at();
+        for (uint32_t f = 0; f < k; f++) {
+          if (!(p.recover_roles >> f & 1)) continue;
+          ASSERT_TRUE(known.contains(o.row_of(f))) << "cannot rebuild d" << f << "\n  at " << at();
+        }
         uint32_t c0 = kStrip, c1 = 0;
         for (uint32_t f = 0; f < k; f++)
           if (p.recover_roles >> f & 1) c0 = std::min(c0, w[f].a), c1 = std::max(c1, w[f].b);
         ASSERT_EQ(p.c0, c0) << "\n  at " << at();
         ASSERT_EQ(p.c1, c1) << "\n  at " << at();
         // The minimum depends on the strips asked for, not on their ranges.
-        auto [it, fresh] = min_ios.try_emplace(requested, 0);
+        auto [it, fresh] = min_ios.try_emplace(requested | fr << 32, 0);
         if (fresh) it->second = o.min_read_ios(requested, fr);
         const uint32_t ios = uint32_t(std::popcount(p.survivors | (requested & ~fr)));
         ASSERT_EQ(ios, it->second) << "survivors 0x" << std::hex << p.survivors << "\n  at " << at();
