@@ -19,6 +19,7 @@ namespace gpuraid {
 struct PplReplayStats {
   uint64_t entries = 0;       // valid entries of this group read
   uint64_t rows_written = 0;  // parity rows rewritten
+  uint64_t stripes_skipped = 0;  // entries of a write whose log writes the stop tore (left as they are)
 };
 
 // members[i]: member i's drive, or null when it is not usable (failed,
