@@ -25,7 +25,8 @@ struct PplReplayStats {
 // members[i]: member i's drive, or null when it is not usable (failed,
 // missing, being rebuilt): its log is not read and its logged ranges count
 // as zero (they were being written). Only stripes for which torn(stripe)
-// is true are replayed. The members written are flushed. False (err set)
+// is true are replayed, and a stripe's entries only when every usable
+// parity member of it holds the same write's (kPplWriteSeq). The members written are flushed. False (err set)
 // on a read, write or flush error: the caller must not start the group as
 // consistent.
 bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std::array<uint8_t, 16>& group,
