@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     return fail_usage(err);
   }
   std::unique_ptr<PplLog> ppl;
-  if (o.guard_compare) ppl = std::make_unique<PplLog>(g, ppl_layout, std::array<uint8_t, 16>{1});
+  if (o.guard_compare) ppl = std::make_unique<PplLog>(g, ppl_layout, std::array<uint8_t, 16>{1}, 1);
   if (bs > g.stripe_data_bytes() * 64) return fail_usage("--bs is larger than 64 stripes");
   try {
     if (dt != DriveType::Null && !o.no_fill) fill(*engine, *vol);

@@ -131,12 +131,13 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
     return nullptr;
   // Write-hole guard: its log slots after the member data (parity levels).
   PplLayout ppl;
-  // RAID 50/60 go without it for now: the log is not yet tested over sub-groups.
-  if (cfg.write_hole_guard && g.has_parity() && g.subgroups == 1) {
+  // RAID 50/60 too: a stripe's entries sit on its own sub-group's parity
+  // members and name only its sub-group's members (role_member).
+  if (cfg.write_hole_guard && g.has_parity()) {
     ppl = PplLayout::for_new_group(g.strip_bytes, g.member_data_bytes, 0);
     const uint64_t data = g.member_data_bytes > ppl.bytes() ? g.member_data_bytes - ppl.bytes() : 0;
     if (!Geometry::make(g.level, g.members, g.level == Level::EC ? g.parity : 0, g.strip_bytes,
-                        data / g.strip_bytes * g.strip_bytes, &g, err))
+                        data / g.strip_bytes * g.strip_bytes, &g, err, g.subgroups))
       return fail(err, "members too small for the write-hole guard's log (" + std::to_string(ppl.bytes()) +
                            " bytes each): " + (err ? *err : std::string()) + " (create with the guard off to do without)"), nullptr;
     ppl.offset = kMetadataBytes + g.member_data_bytes;

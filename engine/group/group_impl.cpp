@@ -133,7 +133,9 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
                                      [this] { return writable_members(); });
   bg = std::make_unique<BackgroundWork>(*vol, *wi);
   if (sb.flags & kFlagWriteHoleGuard) {
-    ppl = std::make_unique<PplLog>(geo, sb.ppl_layout(), sb.group_uuid);
+    // Write seqs unique across runs: every run persists a higher generation
+    // before its first write (2^40 writes per run).
+    ppl = std::make_unique<PplLog>(geo, sb.ppl_layout(), sb.group_uuid, (sb.generation << 40) + 1);
     vol->ppl = ppl.get();
   }
   initialized = (sb.flags & kFlagInitialized) != 0;

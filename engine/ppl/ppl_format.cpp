@@ -81,7 +81,7 @@ bool decode_ppl_header(const uint8_t* in, uint32_t strip_bytes, PplEntry* e) {
   x.k = get32(in + 52);
   x.payload_crc = get32(in + 56);
   x.flags = get32(in + 60);
-  if (x.flags & ~kPplZeroPayload) return false;  // a flag this version does not know
+  if (x.flags & ~(kPplZeroPayload | kPplWriteSeq)) return false;  // a flag this version does not know
   if (x.k == 0 || x.k > kMaxMembers || x.c0 >= x.c1 || x.c1 > strip_bytes) return false;
   for (uint32_t i = 0; i < x.k; i++) {
     x.ranges[i].a = get32(in + kRangesOffset + 8 * i);

@@ -16,6 +16,11 @@ constexpr uint32_t kPplHeaderBytes = 4096;
 // PplEntry::flags: no payload follows the header; the partial parity is
 // zero over [c0, c1) (the write covers every data strip there).
 constexpr uint32_t kPplZeroPayload = 1u << 0;
+// PplEntry::flags: seq names the stripe write, the same in the entry of
+// every parity row it logs (replay applies a stripe's entries only when
+// every usable parity member holds that write's). Without it (entries of
+// an older gpuraid) each row's entry has a seq of its own.
+constexpr uint32_t kPplWriteSeq = 1u << 1;
 
 struct PplLayout {
   uint64_t offset = 0;      // member byte offset of slot 0
@@ -43,7 +48,7 @@ struct PplEntry {
   uint32_t row = 0;
   uint32_t k = 0;
   uint32_t payload_crc = 0;
-  uint32_t flags = 0;  // kPplZeroPayload
+  uint32_t flags = 0;  // kPplZeroPayload, kPplWriteSeq
   StripRange ranges[kMaxMembers];
 };
 

@@ -17,7 +17,9 @@ struct Op;
 
 class PplLog {
  public:
-  PplLog(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group);
+  // first_seq: above every seq an earlier run of the group wrote (the
+  // caller derives it from the superblock generation).
+  PplLog(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq);
   const PplLayout& layout() const { return layout_; }
   const std::array<uint8_t, 16>& group() const { return group_; }
   // Holds the stripe's slot on every member in `members`: all or none.
@@ -47,7 +49,7 @@ class PplLog {
   uint32_t members_;
   std::unique_ptr<uint64_t[]> owner_;  // [member * slots + slot]: stripe + 1, 0 free (under the slot's lock)
   std::unique_ptr<Slot[]> slots_;
-  std::atomic<uint64_t> seq_{1};
+  std::atomic<uint64_t> seq_;
   std::atomic<uint64_t> waits_{0};
 };
 

@@ -19,12 +19,14 @@ namespace gpuraid {
 struct PplReplayStats {
   uint64_t entries = 0;       // valid entries of this group read
   uint64_t rows_written = 0;  // parity rows rewritten
+  uint64_t stripes_skipped = 0;  // entries of a write whose log writes the stop tore (left as they are)
 };
 
 // members[i]: member i's drive, or null when it is not usable (failed,
 // missing, being rebuilt): its log is not read and its logged ranges count
 // as zero (they were being written). Only stripes for which torn(stripe)
-// is true are replayed. The members written are flushed. False (err set)
+// is true are replayed, and a stripe's entries only when every usable
+// parity member of it holds the same write's (kPplWriteSeq). The members written are flushed. False (err set)
 // on a read, write or flush error: the caller must not start the group as
 // consistent.
 bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std::array<uint8_t, 16>& group,

@@ -63,6 +63,8 @@ static void write_entries(Op* op) {
   for (uint32_t i = 0; i < k; i++)
     if (p.write_roles >> i & 1) e.ranges[i] = op->ranges[i];
   if (covers_all(e)) e.flags |= kPplZeroPayload;
+  e.flags |= kPplWriteSeq;
+  e.seq = log->next_seq();  // one for the write: its rows' entries go together
   const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : p.c1 - p.c0;
   const size_t entry = kPplHeaderBytes + L;
   op->w.ppl_mem.resize(entry * g.parity + 4096);
@@ -86,7 +88,6 @@ static void write_entries(Op* op) {
       }
     }
     e.row = r;
-    e.seq = log->next_seq();
     e.payload_crc = L ? ppl_crc(pp, L) : 0;
     encode_ppl_header(e, hdr);
     issue_member_io(op, role_member(g, op->stripe, k + r), MemberIo::Write, log->layout().slot_offset(slot), hdr,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # RAID 50 and RAID 60 through the CLI: dg create --level 50|60 --subgroups G
-# (and its refusals), a VD written with a pattern, one member per sub-group
-# failed (60: two in one sub-group too), each replaced and rebuilt, the data
-# verified after each step and with the rebuilt members relied on.
+# (and its refusals; the write-hole guard on by default), a VD written with
+# a pattern, one member per sub-group failed (60: two in one sub-group too),
+# each replaced and rebuilt, the data verified after each step and with the
+# rebuilt members relied on.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 
@@ -30,6 +31,8 @@ for spec in "50 2 6 0" "60 2 8 8"; do
   members=$(for i in $(seq 0 $((N - 1))); do pd "$i"; done | tr '\n' ' ')
   gp dg create --level "$L" --subgroups "$G" --name "$name" $members >/dev/null
   check "$name subgroups" "$G" "$(gp dg show "$name" --json | json 'd["subgroups"]')"
+  check "$name write_hole_guard" True "$(gp dg show "$name" --json | json 'd["write_hole_guard"]')"
+  gp dg show "$name" | grep -q "write-hole guard.*on (" || fail "dg show does not say $name's write-hole guard is on"
   timeout 120 "$BIN/gpuraid" dg show "$name" --watch --interval 0.2 >/dev/null || fail "init of $name did not finish in 120 s"
   check "$name" optimal "$(gstate "$name")"
   gp vd create "$name" --size 64M --name "v$L" >/dev/null

@@ -9,14 +9,15 @@
 // Every block starts with a pattern of its own (round 0), so a block never
 // written since reads back that.
 //
-// With --degraded N the last N members are gone from the first start on
-// (failed), and every kill is an unclean stop while degraded: the group
+// With --degraded N the last N members (of each sub-group, raid50/60: 2
+// sub-groups) are gone from the first start on (failed), and every kill
+// is an unclean stop while degraded: the group
 // must start without force (the write-hole guard replays its log) and the
 // same checks hold, the missing members' blocks included (reconstructed
 // from parity that a torn stripe would have left wrong without the guard).
 // No scrub then (it needs every member).
 //
-//   crash_test [--kills N] [--seed S] [--level raid5|raid6] [--degraded N]
+//   crash_test [--kills N] [--seed S] [--level raid5|raid6|raid50|raid60] [--degraded N]
 //
 // A failure prints the command line that reruns it: the same write patterns
 // and kill delays, but the kills land at wall-clock moments, so not exactly.
@@ -42,7 +43,9 @@ using namespace gpuraid::test;
 
 namespace {
 
-constexpr uint32_t kDrives = 6;
+// raid5/6: 6 members; raid50: 2 sub-groups of 3; raid60: 2 of 4.
+constexpr uint32_t kSubgroups = 2;
+uint32_t drives_for(Level l) { return l == Level::R60 ? 8 : 6; }
 constexpr uint32_t kWritesPerRound = 12;
 
 // What block `b` holds after write j of round r: a pattern nobody else writes.
@@ -69,14 +72,15 @@ RoundPlan plan(uint64_t seed, uint64_t round, uint64_t nblocks) {
 }
 
 // The child builds its own engine (an io_uring must not cross a fork) on
-// the same drive files; the first `present` drives only.
-[[noreturn]] void child(const GroupRig& rig, uint64_t seed, uint64_t first_round, int fd, uint32_t present) {
+// the same drive files; the `present` drives only.
+[[noreturn]] void child(const GroupRig& rig, uint64_t seed, uint64_t first_round, int fd,
+                        const std::vector<uint32_t>& present) {
   std::string err, note;
   auto engine = Engine::create(EngineConfig{}, &err);
   if (!engine) _exit(3);
   Reactor& r0 = engine->reactor(0);
   std::vector<std::unique_ptr<Drive>> d;
-  for (uint32_t i = 0; i < present; i++) {
+  for (uint32_t i : present) {
     auto drv = Drive::open(DriveSpec{DriveType::File, rig.path(i), 0, false}, &err);
     if (!drv) _exit(3);
     d.push_back(std::move(drv));
@@ -136,24 +140,29 @@ int main(int argc, char** argv) {
     if (c == 'k') kills = atoi(optarg);
     else if (c == 's') seed = strtoull(optarg, nullptr, 10);
     else if (c == 'd') degraded = uint32_t(atoi(optarg));
-    else if (c == 'l' && !strcmp(optarg, "raid5")) level = Level::R5;
-    else if (c == 'l' && !strcmp(optarg, "raid6")) level = Level::R6;
+    else if (c == 'l' && parse_level(optarg, &level) && level != Level::EC && level_description(level).parity) continue;
     else return 2;
   }
-  if (degraded > (level == Level::R5 ? 1u : 2u)) {
-    fprintf(stderr, "--degraded %u: more members than the level can lose\n", degraded);
+  const bool grouped = level == Level::R50 || level == Level::R60;
+  const uint32_t drives = drives_for(level), subgroups = grouped ? kSubgroups : 1;
+  if (degraded > level_description(level).parity) {
+    fprintf(stderr, "--degraded %u: more members than the level can lose (per sub-group)\n", degraded);
     return 2;
   }
-  const uint32_t present = kDrives - degraded;
-  GroupRig rig(kDrives, 12u << 20);
+  // The last `degraded` members of each sub-group are gone.
+  std::vector<uint32_t> present;
+  for (uint32_t i = 0; i < drives; i++)
+    if (i % (drives / subgroups) < drives / subgroups - degraded) present.push_back(i);
+  GroupRig rig(drives, 12u << 20);
   std::string err;
   {
     GroupConfig cfg;
     cfg.level = level;
+    cfg.subgroups = grouped ? subgroups : 0;
     cfg.strip_bytes = 16384;
     cfg.bitmap_region_bytes = 1u << 20;
     cfg.assume_zeroed = true;
-    auto g = rig.create(cfg, 0, kDrives, &err);
+    auto g = rig.create(cfg, 0, drives, &err);
     if (!g) {
       fprintf(stderr, "create: %s\n", err.c_str());
       return 1;
@@ -203,7 +212,7 @@ int main(int argc, char** argv) {
     close(p[0]);
     std::string note;
     std::vector<std::unique_ptr<Drive>> d;
-    for (uint32_t i = 0; i < present; i++) d.push_back(rig.open(i));
+    for (uint32_t i : present) d.push_back(rig.open(i));
     auto g = rig.assemble(std::move(d), &note, &err);
     if (!g) {
       fprintf(stderr, "kill %d: reassembly failed: %s\n", k, err.c_str());
@@ -241,8 +250,12 @@ int main(int argc, char** argv) {
         pattern(alt.data(), seed, last + 1, uint32_t(m - maybe.blocks.begin()), b);
         if (memcmp(all.data() + b * 4096, alt.data(), 4096) == 0) continue;
       }
-      fprintf(stderr, "kill %d: block %llu holds neither its flushed content nor the unfinished round's\n", k,
-              (unsigned long long)b);
+      const uint64_t st = b * 4096 / v.geometry().stripe_data_bytes();
+      const uint32_t role = uint32_t(b * 4096 % v.geometry().stripe_data_bytes() / v.geometry().strip_bytes);
+      fprintf(stderr,
+              "kill %d: block %llu (stripe %llu, data role %u on member %u) holds neither its flushed content nor "
+              "the unfinished round's\n",
+              k, (unsigned long long)b, (unsigned long long)st, role, v.geometry().data_member(st, role));
       failures++;
     }
     // Take the unfinished round's outcome into the model as it landed.
@@ -268,14 +281,14 @@ int main(int argc, char** argv) {
     printf("kill %2d: rounds confirmed so far %llu%s%s\n", k, (unsigned long long)total_confirmed,
            note.empty() ? "" : " | ", note.c_str());
   }
-  printf("crash test: %d kills, seed %llu, %s, %u members missing\n", kills, (unsigned long long)seed,
-         level_name(level), degraded);
+  printf("crash test: %d kills, seed %llu, %s, %u members missing%s\n", kills, (unsigned long long)seed,
+         level_name(level), degraded, grouped ? " in each sub-group" : "");
   if (failures)
     fprintf(stderr,
             "  replay: %s\n  (not exactly replayable: the same seed gives the same write patterns and kill delays, but\n"
             "   how far the child got when a delay ends depends on timing, so the replay may kill it elsewhere)\n",
             replay_command(argv[0], {"--kills", std::to_string(kills), "--seed", std::to_string(seed), "--level",
-                                     level == Level::R5 ? "raid5" : "raid6", "--degraded", std::to_string(degraded)}).c_str());
+                                     level_name(level), "--degraded", std::to_string(degraded)}).c_str());
   printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
   return failures ? 1 : 0;
 }

@@ -25,21 +25,25 @@ GroupConfig config(Level l, uint32_t parity = 0) { return test_group_config(l, p
 struct Case {
   const char* name;
   Level level;
-  uint32_t parity, drives, lose;  // members missing at the restart
-  bool fail_before;               // failed before the torn write (else lost with the crash)
+  uint32_t parity, drives;
+  // Members missing at the restart, per sub-group (one entry for RAID 5/6/ec).
+  std::vector<uint32_t> lose;
+  bool fail_before;  // failed before the torn write (else lost with the crash)
   // Roles whose members drop their writes (the crash came before them):
   // data role 1 by default; parity roles (k, k+1) leave the new data
   // beside the old parity, the classic write hole.
   std::vector<uint32_t> torn_roles = {1};
 };
 
-// Writes [off, off+len) of the image with the stripe writes (not the log
+// Writes `ranges` of the image with the stripe writes (not the log
 // entries) to the `torn` members dropped, then "crashes" (no stop).
-void torn_write(GroupRig& rig, std::unique_ptr<Group>& g, Image& img, uint64_t off, uint64_t len,
-                const std::vector<Drive*>& torn) {
-  fill_random(img.buf.data() + off, len, off + 1);
+void torn_write(GroupRig& rig, std::unique_ptr<Group>& g, Image& img,
+                const std::vector<std::pair<uint64_t, uint64_t>>& ranges, const std::vector<Drive*>& torn) {
   for (Drive* d : torn) d->faults().arm(FaultInjector::kDropPlainWrites);  // the log entries land
-  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, len, img.buf.data() + off));
+  for (auto [off, len] : ranges) {
+    fill_random(img.buf.data() + off, len, off + 1);
+    ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, len, img.buf.data() + off));
+  }
   for (Drive* d : torn) d->faults().clear();
   g.reset();  // crash: no clean stop
 }
@@ -48,28 +52,41 @@ void run_case(const Case& c) {
   SCOPED_TRACE(c.name);
   GroupRig rig(c.drives);
   std::string err, note;
-  auto g = rig.create(config(c.level, c.parity), 0, c.drives, &err);
+  GroupConfig cfg = config(c.level, c.parity);
+  cfg.subgroups = uint32_t(c.lose.size() > 1 ? c.lose.size() : 0);
+  auto g = rig.create(cfg, 0, c.drives, &err);
   ASSERT_TRUE(g) << err;
+  ASSERT_NE(g->volume().ppl, nullptr) << "the guard is on by default";
   const Geometry geo = g->volume().geometry();
   const uint32_t k = geo.data_strips();
   Image img(16 * geo.stripe_data_bytes());
   img.write_all(rig, g->volume());
-  // Stripe 5: the torn write goes to data role 0 (8 KiB at column 8 KiB)
-  // and role 1 (4 KiB) in one request, merged or not; role 1's member
-  // drops its writes. The members lost are data roles the write does not touch.
-  const uint64_t stripe = 5;
+  // One torn stripe per sub-group, 5 .. 5+G-1 (stripe s lives in sub-group
+  // s mod G): the torn write goes to data role 0 (8 KiB at column 8 KiB) and
+  // role 1 (4 KiB) in one request, merged or not; role 1's member drops its
+  // writes. The members lost in a sub-group are data roles of its torn
+  // stripe that the write does not touch.
   uint64_t lost = 0;
-  for (uint32_t role = k - 1; role >= 2 && uint32_t(__builtin_popcountll(lost)) < c.lose; role--)
-    lost |= 1ull << role_member(geo, stripe, role);
-  ASSERT_EQ(uint32_t(__builtin_popcountll(lost)), c.lose) << "too few untouched data roles";
-  if (c.fail_before)
-    for (uint64_t s = lost; s; s &= s - 1) ASSERT_TRUE(g->fail_member(uint32_t(__builtin_ctzll(s)), &err)) << err;
-  const uint64_t off = stripe * geo.stripe_data_bytes() + 8192;
-  const uint64_t len = geo.strip_bytes;  // from role 0 column 8K into role 1 column 8K
-  const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + len);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  std::vector<std::vector<uint8_t>> before;
   std::vector<Drive*> torn;
-  for (uint32_t role : c.torn_roles) torn.push_back(g->volume().member(role_member(geo, stripe, role)));
-  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, off, len, torn));
+  for (uint64_t stripe = 5; stripe < 5 + geo.subgroups; stripe++) {
+    const uint32_t want = c.lose[stripe % geo.subgroups];
+    uint64_t here = 0;
+    for (uint32_t role = k - 1; role >= 2 && uint32_t(__builtin_popcountll(here)) < want; role--)
+      here |= 1ull << role_member(geo, stripe, role);
+    ASSERT_EQ(uint32_t(__builtin_popcountll(here)), want) << "too few untouched data roles in stripe " << stripe;
+    lost |= here;
+    const uint64_t off = stripe * geo.stripe_data_bytes() + 8192;
+    const uint64_t len = geo.strip_bytes;  // from role 0 column 8K into role 1 column 8K
+    ranges.push_back({off, len});
+    before.emplace_back(img.buf.data() + off, img.buf.data() + off + len);
+    for (uint32_t role : c.torn_roles) torn.push_back(g->volume().member(role_member(geo, stripe, role)));
+  }
+  if (c.fail_before) {
+    for (uint64_t s = lost; s; s &= s - 1) ASSERT_TRUE(g->fail_member(uint32_t(__builtin_ctzll(s)), &err)) << err;
+  }
+  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, ranges, torn));
 
   std::vector<std::unique_ptr<Drive>> drives;
   for (uint32_t i = 0; i < c.drives; i++)
@@ -79,36 +96,190 @@ void run_case(const Case& c) {
   EXPECT_NE(note.find("write-hole log"), std::string::npos) << note;
   AlignedBuf got(img.buf.size());
   ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, img.buf.size(), got.data()));
-  // Outside the torn write: exactly as written before (the lost members'
-  // strips included, reconstructed from the replayed parity).
+  auto in_torn = [&](uint64_t i) -> int {
+    for (size_t t = 0; t < ranges.size(); t++)
+      if (i >= ranges[t].first && i < ranges[t].first + ranges[t].second) return int(t);
+    return -1;
+  };
   for (uint64_t i = 0; i < img.buf.size(); i += 4096) {
-    if (i >= off && i < off + len) continue;
-    ASSERT_EQ(0, memcmp(got.data() + i, img.buf.data() + i, 4096))
-        << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") was not being written";
-  }
-  // Inside it: each block old or new, never anything else.
-  for (uint64_t i = off; i < off + len; i += 4096) {
+    const int t = in_torn(i);
+    if (t < 0) {
+      // Outside the torn writes: exactly as written before (the lost
+      // members' strips included, reconstructed from the replayed parity).
+      ASSERT_EQ(0, memcmp(got.data() + i, img.buf.data() + i, 4096))
+          << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") was not being written";
+      continue;
+    }
+    // Inside one: each block old or new, never anything else.
     const bool is_new = memcmp(got.data() + i, img.buf.data() + i, 4096) == 0;
-    const bool is_old = memcmp(got.data() + i, before.data() + (i - off), 4096) == 0;
+    const bool is_old = memcmp(got.data() + i, before[t].data() + (i - ranges[t].first), 4096) == 0;
     EXPECT_TRUE(is_new || is_old) << "block at " << i << " of the torn write is neither old nor new";
+  }
+  // No resync follows the replay, in any sub-group: the parity of a torn
+  // stripe with failures to spare must now match its data. Fail one more
+  // untouched data member there and read everything again.
+  uint64_t more = 0;
+  for (uint64_t stripe = 5; stripe < 5 + geo.subgroups; stripe++) {
+    if (c.lose[stripe % geo.subgroups] >= geo.parity) continue;
+    for (uint32_t role = k - 1; role >= 2; role--) {
+      const uint32_t m = role_member(geo, stripe, role);
+      if (!(lost >> m & 1)) {
+        more |= 1ull << m;
+        break;
+      }
+    }
+  }
+  if (more) {
+    for (uint64_t s = more; s; s &= s - 1) ASSERT_TRUE(g->fail_member(uint32_t(__builtin_ctzll(s)), &err)) << err;
+    AlignedBuf again(img.buf.size());
+    ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, img.buf.size(), again.data()));
+    for (uint64_t i = 0; i < img.buf.size(); i += 4096)
+      ASSERT_EQ(0, memcmp(again.data() + i, got.data() + i, 4096))
+          << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") reads otherwise with one more member failed";
   }
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
 }  // namespace
 
-TEST(WriteHoleGuard, Raid5MemberFailedBeforeTheCrash) { run_case({"raid5", Level::R5, 0, 4, 1, true}); }
-TEST(WriteHoleGuard, Raid5MemberLostWithTheCrash) { run_case({"raid5 lost", Level::R5, 0, 4, 1, false}); }
-TEST(WriteHoleGuard, Raid6TwoMembersFailedBeforeTheCrash) { run_case({"raid6", Level::R6, 0, 6, 2, true}); }
-TEST(WriteHoleGuard, Raid6TwoMembersLostWithTheCrash) { run_case({"raid6 lost", Level::R6, 0, 6, 2, false}); }
-TEST(WriteHoleGuard, EcTwoMembersFailedBeforeTheCrash) { run_case({"ec 4+2", Level::EC, 2, 6, 2, true}); }
+TEST(WriteHoleGuard, Raid5MemberFailedBeforeTheCrash) { run_case({"raid5", Level::R5, 0, 4, {1}, true}); }
+TEST(WriteHoleGuard, Raid5MemberLostWithTheCrash) { run_case({"raid5 lost", Level::R5, 0, 4, {1}, false}); }
+TEST(WriteHoleGuard, Raid6TwoMembersFailedBeforeTheCrash) { run_case({"raid6", Level::R6, 0, 6, {2}, true}); }
+TEST(WriteHoleGuard, Raid6TwoMembersLostWithTheCrash) { run_case({"raid6 lost", Level::R6, 0, 6, {2}, false}); }
+TEST(WriteHoleGuard, EcTwoMembersFailedBeforeTheCrash) { run_case({"ec 4+2", Level::EC, 2, 6, {2}, true}); }
 // The crash came after the data writes and before the parity writes.
-TEST(WriteHoleGuard, Raid5ParityWriteTorn) { run_case({"raid5 parity torn", Level::R5, 0, 4, 1, true, {3}}); }
+TEST(WriteHoleGuard, Raid5ParityWriteTorn) { run_case({"raid5 parity torn", Level::R5, 0, 4, {1}, true, {3}}); }
 TEST(WriteHoleGuard, Raid6BothParityWritesTorn) {
-  run_case({"raid6 P and Q torn", Level::R6, 0, 6, 2, true, {4, 5}});
+  run_case({"raid6 P and Q torn", Level::R6, 0, 6, {2}, true, {4, 5}});
 }
 TEST(WriteHoleGuard, Raid6QWriteTornAndADataWrite) {
-  run_case({"raid6 Q and data 1 torn", Level::R6, 0, 6, 2, true, {1, 5}});
+  run_case({"raid6 Q and data 1 torn", Level::R6, 0, 6, {2}, true, {1, 5}});
+}
+// RAID 50/60: a torn stripe in each sub-group (the log entries and the
+// members a stripe names are its own sub-group's), members lost in one or
+// both: a sub-group's losses never touch the other's replay.
+// RAID 50: 2 sub-groups of 4 (k = 3); RAID 60: 2 sub-groups of 6 (k = 4).
+TEST(WriteHoleGuard, Raid50OneMemberFailedInEachSubgroup) {
+  run_case({"raid50 1+1", Level::R50, 0, 8, {1, 1}, true});
+}
+TEST(WriteHoleGuard, Raid50OneMemberLostInEachSubgroupWithTheCrash) {
+  run_case({"raid50 1+1 lost", Level::R50, 0, 8, {1, 1}, false});
+}
+TEST(WriteHoleGuard, Raid50MemberFailedInOneSubgroupParityTorn) {
+  run_case({"raid50 0+1 parity torn", Level::R50, 0, 8, {0, 1}, true, {3}});
+}
+TEST(WriteHoleGuard, Raid60OneMemberFailedInEachSubgroup) {
+  run_case({"raid60 1+1", Level::R60, 0, 12, {1, 1}, true});
+}
+TEST(WriteHoleGuard, Raid60TwoMembersFailedInOneSubgroup) {
+  run_case({"raid60 2+0", Level::R60, 0, 12, {2, 0}, true});
+}
+TEST(WriteHoleGuard, Raid60TwoMembersLostInOneSubgroupWithTheCrash) {
+  run_case({"raid60 0+2 lost", Level::R60, 0, 12, {0, 2}, false});
+}
+TEST(WriteHoleGuard, Raid60TwoMembersFailedInEachSubgroupPAndQTorn) {
+  run_case({"raid60 2+2 P and Q torn", Level::R60, 0, 12, {2, 2}, true, {4, 5}});
+}
+
+namespace {
+
+// RAID 6/60: the crash came between the log writes of one stripe write:
+// its entry landed on the P member, not on the Q member (which still holds
+// the stripe's previous entry), and nothing else of it was written. The
+// stripe's two data members being missing and the write going to one of
+// them, replaying the P entry alone would leave P and Q from different
+// writes, and the other missing member's blocks would read wrong.
+void run_half_logged(Level l, uint32_t drives, uint32_t subgroups) {
+  SCOPED_TRACE(level_name(l));
+  GroupRig rig(drives);
+  std::string err, note;
+  GroupConfig cfg = config(l);
+  cfg.subgroups = subgroups;
+  auto g = rig.create(cfg, 0, drives, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  const Geometry geo = v.geometry();
+  const uint32_t k = geo.data_strips();
+  Image img(16 * geo.stripe_data_bytes());
+  img.write_all(rig, v);
+  const uint64_t stripe = 5;
+  const uint64_t lost = 1ull << role_member(geo, stripe, k - 1) | 1ull << role_member(geo, stripe, k - 2);
+  for (uint64_t s = lost; s; s &= s - 1) ASSERT_TRUE(g->fail_member(uint32_t(__builtin_ctzll(s)), &err)) << err;
+  // The first write, to missing data role k-1, completes.
+  const uint64_t off = stripe * geo.stripe_data_bytes() + uint64_t(k - 1) * geo.strip_bytes + 8192, len = 8192;
+  fill_random(img.buf.data() + off, len, 5);
+  ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, len, img.buf.data() + off));
+  const uint32_t qm = role_member(geo, stripe, k + 1);
+  const PplLayout pl = v.ppl->layout();
+  const uint64_t slot = pl.slot_offset(pl.slot_of(stripe));
+  const std::vector<uint8_t> q_entry = rig.raw_read(qm, slot, pl.slot_bytes);
+  // The second, to the same blocks: only its log entries land ...
+  const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + len);
+  fill_random(img.buf.data() + off, len, 6);
+  for (uint32_t m = 0; m < geo.members; m++)
+    if (!(lost >> m & 1)) v.member(m)->faults().arm(FaultInjector::kDropPlainWrites);
+  ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, len, img.buf.data() + off));
+  for (uint32_t m = 0; m < geo.members; m++) v.member(m)->faults().clear();
+  g.reset();  // crash
+  // ... and not the Q member's.
+  rig.raw_write(qm, slot, q_entry.data(), q_entry.size());
+  std::vector<std::unique_ptr<Drive>> present;
+  for (uint32_t i = 0; i < drives; i++)
+    if (!(lost >> i & 1)) present.push_back(rig.open(i));
+  g = rig.assemble(std::move(present), &note, &err);
+  ASSERT_TRUE(g) << err;
+  AlignedBuf got(img.buf.size());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, img.buf.size(), got.data()));
+  for (uint64_t i = 0; i < img.buf.size(); i += 4096) {
+    if (i >= off && i < off + len) {
+      const bool is_new = memcmp(got.data() + i, img.buf.data() + i, 4096) == 0;
+      const bool is_old = memcmp(got.data() + i, before.data() + (i - off), 4096) == 0;
+      EXPECT_TRUE(is_new || is_old) << "block at " << i << " of the torn write is neither old nor new";
+      continue;
+    }
+    ASSERT_EQ(0, memcmp(got.data() + i, img.buf.data() + i, 4096))
+        << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") was not being written";
+  }
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+}  // namespace
+
+TEST(WriteHoleGuard, Raid6EntryOnPNotOnQ) { run_half_logged(Level::R6, 6, 0); }
+TEST(WriteHoleGuard, Raid60EntryOnPNotOnQ) { run_half_logged(Level::R60, 8, 2); }
+
+// RAID 50/60 groups are made with the guard (version 2, the log after the
+// member data of every member) and keep it across a restart.
+TEST(WriteHoleGuard, Raid50And60GroupsHaveItAcrossARestart) {
+  for (Level l : {Level::R50, Level::R60}) {
+    SCOPED_TRACE(level_name(l));
+    GroupRig rig(8);
+    std::string err, note;
+    GroupConfig cfg = config(l);
+    cfg.subgroups = 2;
+    auto g = rig.create(cfg, 0, 8, &err);
+    ASSERT_TRUE(g) << err;
+    ASSERT_NE(g->volume().ppl, nullptr);
+    const PplLayout made = g->volume().ppl->layout();
+    const uint64_t data = g->volume().geometry().member_data_bytes;
+    ASSERT_TRUE(g->stop(&err)) << err;
+    for (uint32_t m = 0; m < 8; m++) {
+      Superblock sb;
+      ASSERT_EQ(decode_superblock(rig.raw_read(m, 0, 4096).data(), &sb), DecodeResult::Ok);
+      EXPECT_EQ(sb.version, 2u);
+      EXPECT_EQ(sb.subgroups, 2u);
+      EXPECT_TRUE(sb.flags & kFlagWriteHoleGuard);
+      EXPECT_EQ(sb.member_data_bytes, data);
+      EXPECT_EQ(sb.ppl_slots, made.slots);
+      EXPECT_GE(sb.ppl_offset, sb.data_offset + sb.member_data_bytes) << "the log lies after the member data";
+    }
+    g = rig.assemble(rig.open_range(0, 8), &note, &err);
+    ASSERT_TRUE(g) << err;
+    EXPECT_EQ(g->volume().geometry().subgroups, 2u);
+    ASSERT_NE(g->volume().ppl, nullptr);
+    EXPECT_EQ(g->volume().ppl->layout().offset, made.offset);
+    ASSERT_TRUE(g->stop(&err)) << err;
+  }
 }
 
 // With the guard off the old behaviour stays, and says so.

@@ -86,3 +86,28 @@ TEST(Superblock, RefusesImpossibleGeometry) {
   encode_superblock(sb, buf);
   EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::Malformed);
 }
+
+// RAID 60 with the write-hole guard: version 2 with both the sub-group
+// count (offset 68) and the log fields (offset 200).
+TEST(Superblock, RoundTripSubgroupsWithTheGuard) {
+  Superblock sb = sample(), back;
+  sb.level = Level::R60;
+  sb.members = 8;
+  sb.subgroups = 2;
+  sb.version = 2;
+  sb.flags |= kFlagWriteHoleGuard;
+  sb.ppl_offset = sb.data_offset + sb.member_data_bytes;
+  sb.ppl_slot_bytes = 4096 + sb.strip_bytes;
+  sb.ppl_slots = 16;
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  EXPECT_EQ(buf[8], 2);
+  EXPECT_EQ(buf[68], 2);
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_EQ(back.level, Level::R60);
+  EXPECT_EQ(back.subgroups, 2u);
+  EXPECT_TRUE(back.flags & kFlagWriteHoleGuard);
+  EXPECT_EQ(back.ppl_offset, sb.ppl_offset);
+  EXPECT_EQ(back.ppl_slot_bytes, sb.ppl_slot_bytes);
+  EXPECT_EQ(back.ppl_slots, 16u);
+}
