@@ -22,6 +22,7 @@
 // A failure prints the command line that reruns it: the same write patterns
 // and kill delays, but the kills land at wall-clock moments, so not exactly.
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,6 +72,10 @@ RoundPlan plan(uint64_t seed, uint64_t round, uint64_t nblocks) {
   return p;
 }
 
+// What the child sends before its first round (then the numbers of the
+// rounds whose flush completed).
+constexpr uint64_t kReady = ~0ull;
+
 // The child builds its own engine (an io_uring must not cross a fork) on
 // the same drive files; the `present` drives only.
 [[noreturn]] void child(const GroupRig& rig, uint64_t seed, uint64_t first_round, int fd,
@@ -91,6 +96,7 @@ RoundPlan plan(uint64_t seed, uint64_t round, uint64_t nblocks) {
     _exit(3);
   }
   g->start_background(r0);
+  if (write(fd, &kReady, sizeof kReady) != sizeof kReady) _exit(7);
   Volume& v = g->volume();
   const uint64_t nblocks = v.size_bytes() / 4096;
   std::vector<AlignedBuf> bufs;
@@ -197,7 +203,19 @@ int main(int argc, char** argv) {
       child(rig, seed, next_round, p[1], present);
     }
     close(p[1]);
-    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300000));
+    // Half the kills count their delay from the child's start, so that some
+    // land while it assembles, replays the log or resyncs; half from its
+    // first round, so that rounds get flushed even where assembly is slow
+    // (a loaded machine) and flushed writes are checked.
+    const uint64_t delay_us = rng() % 300000;
+    bool ready = false;
+    if (rng() & 1) {
+      pollfd pf{p[0], POLLIN, 0};
+      uint64_t first = 0;
+      ready = poll(&pf, 1, 60000) == 1 && read(p[0], &first, sizeof first) == sizeof first && first == kReady;
+      if (!ready) fprintf(stderr, "kill %d: the child did not start its rounds within 60 s\n", k);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -208,7 +226,8 @@ int main(int argc, char** argv) {
     }
     // Rounds whose flush completed.
     uint64_t r, last = next_round - 1;
-    while (read(p[0], &r, sizeof r) == sizeof r) last = r;
+    while (read(p[0], &r, sizeof r) == sizeof r)
+      if (r != kReady) last = r;
     close(p[0]);
     std::string note;
     std::vector<std::unique_ptr<Drive>> d;
@@ -281,8 +300,13 @@ int main(int argc, char** argv) {
     printf("kill %2d: rounds confirmed so far %llu%s%s\n", k, (unsigned long long)total_confirmed,
            note.empty() ? "" : " | ", note.c_str());
   }
-  printf("crash test: %d kills, seed %llu, %s, %u members missing%s\n", kills, (unsigned long long)seed,
-         level_name(level), degraded, grouped ? " in each sub-group" : "");
+  printf("crash test: %d kills, seed %llu, %s, %u members missing%s, %llu rounds flushed\n", kills,
+         (unsigned long long)seed, level_name(level), degraded, grouped ? " in each sub-group" : "",
+         (unsigned long long)total_confirmed);
+  if (!failures && kills >= 4 && total_confirmed == 0) {
+    fprintf(stderr, "no round's flush completed in %d kills: flushed writes were never checked\n", kills);
+    failures++;
+  }
   if (failures)
     fprintf(stderr,
             "  replay: %s\n  (not exactly replayable: the same seed gives the same write patterns and kill delays, but\n"
