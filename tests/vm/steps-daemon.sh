@@ -9,6 +9,13 @@
 #                  stays mounted, fio goes on, nothing to resync); a default
 #                  clean stop deletes the device and the next start brings
 #                  it back under the same name; fsck.
+#   daemon_degraded_crash: RAID 5 VD (the write-hole guard on: the default)
+#                  with a member failed and no spare: ext4 + files; fio with
+#                  verify on a file while gpuraidd is SIGKILLed, twice; each
+#                  start brings the group back degraded by itself (no
+#                  force; the log replayed), the export on the same device,
+#                  fio completes and verifies, fsck is clean and the files'
+#                  checksums hold after each crash (issue 15).
 #   daemon_fail:   a member's NVMe controller is removed from the PCI bus
 #                  during fio: failed, the pool spare takes over, rebuild,
 #                  data verifies; a second failure is refused (it would
@@ -137,6 +144,39 @@ step_daemon_fs() {
   fsck.ext4 -fn $DEV >$W/fsck 2>&1 || { fail "fsck after the restarts"; cat $W/fsck; }
   mount $DEV /mnt/vd && (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "checksums after the clean restart"
   umount /mnt/vd
+}
+
+step_daemon_degraded_crash() {
+  make_daemon_group || return 1
+  $C pd unspare pd4 >/dev/null || { fail "pd unspare pd4"; return 1; }
+  [ "$(group_field r5 'g["write_hole_guard"]')" = True ] || fail "the write-hole guard is not on by default"
+  mkfs.ext4 -q -F -E nodiscard $DEV || { fail "mkfs.ext4"; return 1; }
+  mount $DEV /mnt/vd || { fail "mount"; return 1; }
+  for i in 1 2; do head -c 4M /dev/urandom >/mnt/vd/file$i; done
+  sync
+  (cd /mnt/vd && sha256sum file1 file2 >$W/dsums)
+  $C pd fail pd1 >/dev/null || { fail "pd fail pd1"; return 1; }
+  local round fpid
+  for round in 1 2; do
+    fio_verify dcrash$round /mnt/vd/crash$round.dat 16M &
+    fpid=$!
+    sleep 4
+    kill -0 $fpid 2>/dev/null || fail "fio ended before the kill (make it longer)"
+    kill_daemon
+    start_daemon --ublk-on-exit keep || { kill $fpid; return 1; }
+    local state=$(group_field r5 'g["state"]')
+    [ "$state" = degraded ] || fail "r5 is $state after crash $round (want degraded, by itself)"
+    [ "$(vd_dev vol0)" = "$DEV" ] || fail "the export moved from $DEV to $(vd_dev vol0)"
+    wait $fpid || fail "fio across crash $round: $(tail -5 $W/fio.dcrash$round)"
+    grep -q "err= 0" $W/fio.dcrash$round || fail "fio reported errors (crash $round)"
+    umount /mnt/vd || { fail "umount"; return 1; }
+    fsck.ext4 -fn $DEV >$W/fsck.dcrash$round 2>&1 || { fail "fsck after crash $round"; cat $W/fsck.dcrash$round; }
+    mount $DEV /mnt/vd || { fail "mount after crash $round"; return 1; }
+    (cd /mnt/vd && sha256sum -c --quiet $W/dsums) || fail "file checksums after crash $round"
+  done
+  umount /mnt/vd
+  local note=$(group_field r5 'g.get("note", "")')
+  result "gpuraidd: RAID 5 with a member failed, ext4 + fio verify, SIGKILL x2: degraded by itself each time, fsck clean ($note)"
 }
 
 step_daemon_fail() {
