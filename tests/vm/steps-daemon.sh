@@ -128,7 +128,7 @@ step_daemon_fs() {
   [ "$(vd_dev vol0)" = "$old" ] || fail "after a planned restart the export is $(vd_dev vol0), not $old"
   wait $fpid || fail "fio across a planned restart: $(tail -5 $W/fio.dfsfio2)"
   tail -n +$((lines + 1)) $DLOG | grep -q "dirty regions" && fail "a planned restart left dirty regions to resync"
-  grep -q "kept for the next daemon" $W/gpuraidd.out || fail "the daemon did not say it kept the device"
+  grep -q "kept for the next daemon" $DLOG || fail "the daemon did not log that it kept the device"
   result "gpuraidd: ublk fs fio across a planned restart (--ublk-on-exit keep, TCG): $(fio_iops dfsfio2)"
   (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "file checksums after the planned restart"
   umount /mnt/vd || fail "umount"
