@@ -1,5 +1,6 @@
 // CPU parity backend over ISA-L: xor_gen for RAID 5, pq_gen for RAID 6,
-// ec_encode_data for ec; decode tables cached per failure pattern. Takes
+// ec_encode_data for ec; decode tables cached per failure pattern; the
+// read-modify-write XORs through xor_cached (cached stores). Takes
 // every job parity_backend.h allows: xor_gen and pq_gen go through IsalRaid
 // (any alignment and length), the ec calls take any pointer and length.
 #include <isa-l/erasure_code.h>
@@ -14,6 +15,7 @@
 #include "engine/parity/isal_raid.h"
 #include "engine/parity/job_check.h"
 #include "engine/parity/parity_backend.h"
+#include "engine/parity/xor_cached.h"
 
 namespace gpuraid {
 namespace {
@@ -80,29 +82,29 @@ class CpuBackend final : public ParityBackend {
     return 0;
   }
 
-  // Read-modify-write: fold each data delta into every parity row.
+  // Read-modify-write: fold each data delta into every parity row. The XORs
+  // here keep their output in the cache (xor_cached.h says why).
   int update(ParityJob* j) {
     const Codec& c = *j->codec;
     const uint32_t k = c.k(), m = c.m();
     if (j->nsrc == 0) return 0;
     if (c.kind() == CodeKind::Xor) {
-      // P ^= old_i ^ new_i for all i, in one pass; xor_gen reads every
-      // source before it writes, so the parity may be both source 0 and dest.
-      void* v[2 * kMaxMembers + 2];
+      // P ^= old_i ^ new_i for all i, in one pass over every source.
+      const uint8_t* v[2 * kMaxMembers + 1];
       int n = 0;
       v[n++] = j->dst[0];
       for (uint32_t i = 0; i < j->nsrc; i++) {
         v[n++] = j->src[i];
         v[n++] = j->src2[i];
       }
-      v[n++] = j->dst[0];
-      return raid_.xor_gen(n, j->len, v);
+      xor_cached(j->dst[0], v, n, j->len);
+      return 0;
     }
     for (uint32_t i = 0; i < j->nsrc; i++) {
       // delta into the old-data buffer (the engine owns it), then one pass
       // over all m parity rows.
-      void* d[3] = {j->src[i], j->src2[i], j->src[i]};
-      if (const int r = raid_.xor_gen(3, j->len, d)) return r;
+      const uint8_t* d[2] = {j->src[i], j->src2[i]};
+      xor_cached(j->src[i], d, 2, j->len);
       ec_encode_data_update(int(j->len), int(k), int(m), int(j->src_idx[i]),
                             const_cast<uint8_t*>(c.parity_tables()), j->src[i], j->dst);
     }
