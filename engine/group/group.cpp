@@ -174,8 +174,9 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   for (uint32_t i = 0; i < g.members; i++) sb.slots[i] = Slot{new_uuid(), SlotState::Active, 0};
   im.drives.resize(kMaxSlots);
   for (uint32_t i = 0; i < g.members; i++) im.drives[i] = std::move(members[i]);
-  // Zero every member's bitmap, then the superblocks (which make it a member).
-  std::vector<uint8_t> zeros((g.member_data_bytes / region + 8) / 8, 0);
+  // Zero every member's bitmap (all of it: RAID 50/60's covers every
+  // sub-group), then the superblocks (which make it a member).
+  std::vector<uint8_t> zeros(std::max<uint64_t>(1, (sb.bitmap_regions() + 7) / 8), 0);
   for (uint32_t i = 0; i < g.members; i++)
     for (uint64_t b = 0; b * 4096 < zeros.size() || b == 0; b++)
       if (!write_bitmap_block(*im.drives[i], zeros.data(), zeros.size(), b, err)) return nullptr;

@@ -145,6 +145,33 @@ TEST(Raid50_60, SuperblockKeepsTheSubGroupCount) {
   EXPECT_EQ(back.subgroups, 1u);
 }
 
+// Create zeroes the whole write-intent bitmap, which covers every
+// sub-group: bits left on a reused drive would make the next unclean start
+// resync regions nobody wrote (it zeroed one sub-group's worth before).
+TEST(Raid50_60, CreateZeroesTheWholeBitmap) {
+  for (Level l : {Level::R50, Level::R60}) {
+    SCOPED_TRACE(level_name(l));
+    const uint32_t n = l == Level::R50 ? 6 : 8;
+    // One sub-group's regions fill more than one 4 KiB bitmap block (sparse files).
+    GroupRig rig(n, 640u << 20);
+    const std::vector<uint8_t> ones(kBitmapMaxBytes, 0xff);
+    for (uint32_t m = 0; m < n; m++) rig.raw_write(m, kBitmapOffset, ones.data(), ones.size());
+    GroupConfig c = config(l, 2);
+    c.bitmap_region_bytes = c.strip_bytes;  // 16 KiB: > 32768 regions per sub-group
+    std::string err;
+    auto g = rig.create(c, 0, n, &err);
+    ASSERT_TRUE(g) << err;
+    const uint64_t regions = g->volume().geometry().stripes() * c.strip_bytes / c.bitmap_region_bytes;
+    for (uint32_t m = 0; m < n; m++) {
+      const std::vector<uint8_t> bits = rig.raw_read(m, kBitmapOffset, (regions + 7) / 8);
+      size_t set = 0;
+      for (uint8_t b : bits) set += __builtin_popcount(b);
+      EXPECT_EQ(set, 0u) << "member " << m << ": " << set << " of " << regions << " region bits left set";
+    }
+    ASSERT_TRUE(g->stop(&err)) << err;
+  }
+}
+
 // Data written, then one member per sub-group lost: every byte reads back.
 // Then a second member of one sub-group: raid50 fails the group (reads
 // error, never wrong data); raid60 still reads every byte.
