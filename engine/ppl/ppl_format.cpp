@@ -8,8 +8,13 @@
 namespace gpuraid {
 
 namespace {
-constexpr char kMagic[8] = {'G', 'P', 'R', 'P', 'P', 'L', '0', '1'};
+// 02: the header crc covers the bytes in use (0 .. 64 + 8k), not the
+// zeros after them: it was a quarter of a guarded write's CPU. 01 (older
+// gpuraid): the crc covers bytes 0..4091; still read.
+constexpr char kMagic[8] = {'G', 'P', 'R', 'P', 'P', 'L', '0', '2'};
+constexpr char kMagicV1[8] = {'G', 'P', 'R', 'P', 'P', 'L', '0', '1'};
 constexpr size_t kRangesOffset = 64;
+constexpr size_t used_bytes(uint32_t k) { return kRangesOffset + 8 * size_t(k); }
 static_assert(kRangesOffset + kMaxMembers * 8 <= kPplHeaderBytes - 4, "ranges must fit");
 
 void put32(uint8_t* p, uint32_t v) {
@@ -49,8 +54,8 @@ PplLayout PplLayout::for_new_group(uint32_t strip_bytes, uint64_t member_data_by
   return l;
 }
 
-void encode_ppl_header(const PplEntry& e, uint8_t* out) {
-  memset(out, 0, kPplHeaderBytes);
+void encode_ppl_header(const PplEntry& e, uint8_t* out, bool rest_zeroed) {
+  if (!rest_zeroed) memset(out, 0, kPplHeaderBytes);
   memcpy(out, kMagic, 8);
   memcpy(out + 8, e.group.data(), 16);
   put64(out + 24, e.seq);
@@ -65,12 +70,15 @@ void encode_ppl_header(const PplEntry& e, uint8_t* out) {
     put32(out + kRangesOffset + 8 * i, e.ranges[i].a);
     put32(out + kRangesOffset + 8 * i + 4, e.ranges[i].b);
   }
-  put32(out + kPplHeaderBytes - 4, ppl_crc(out, kPplHeaderBytes - 4));
+  put32(out + kPplHeaderBytes - 4, ppl_crc(out, used_bytes(e.k)));
 }
 
 bool decode_ppl_header(const uint8_t* in, uint32_t strip_bytes, PplEntry* e) {
-  if (memcmp(in, kMagic, 8) != 0) return false;
-  if (get32(in + kPplHeaderBytes - 4) != ppl_crc(in, kPplHeaderBytes - 4)) return false;
+  const bool v2 = memcmp(in, kMagic, 8) == 0;
+  if (!v2 && memcmp(in, kMagicV1, 8) != 0) return false;
+  const uint32_t k = get32(in + 52);
+  if (k == 0 || k > kMaxMembers) return false;
+  if (get32(in + kPplHeaderBytes - 4) != ppl_crc(in, v2 ? used_bytes(k) : kPplHeaderBytes - 4)) return false;
   PplEntry x;
   memcpy(x.group.data(), in + 8, 16);
   x.seq = get64(in + 24);

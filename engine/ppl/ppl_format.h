@@ -52,9 +52,13 @@ struct PplEntry {
   StripRange ranges[kMaxMembers];
 };
 
-// Header into exactly kPplHeaderBytes (crc32c in the last 4 bytes).
-void encode_ppl_header(const PplEntry& e, uint8_t* out);
-// False when the block is no entry header (magic, crc, bounds).
+// Header into exactly kPplHeaderBytes (magic GPRPPL02; crc32c of the bytes
+// in use, 0 .. 64 + 8k, in the last 4 bytes; zeros between). With
+// rest_zeroed the caller promises the zeros are there already (a header
+// buffer reused for entries of one k): only the bytes in use are written.
+void encode_ppl_header(const PplEntry& e, uint8_t* out, bool rest_zeroed = false);
+// False when the block is no entry header (magic, crc, bounds). Reads
+// GPRPPL02 and the GPRPPL01 headers of older gpuraid (crc of bytes 0..4091).
 bool decode_ppl_header(const uint8_t* in, uint32_t strip_bytes, PplEntry* e);
 uint32_t ppl_crc(const uint8_t* p, uint64_t len);
 

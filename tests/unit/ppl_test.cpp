@@ -395,3 +395,55 @@ TEST(WriteHoleGuard, FullStripeEntryIsHeaderOnly) {
   EXPECT_EQ(rig.raw_read(pm, payload, mark.size()), mark) << "a full-stripe write's entry has no payload";
   ASSERT_TRUE(g->stop(&err)) << err;
 }
+
+// Entry headers: GPRPPL02's crc covers the bytes in use (magic .. ranges),
+// and the GPRPPL01 headers an older gpuraid left in a log still decode
+// (their crc covers bytes 0..4091), so replay after an upgrade finds them.
+TEST(WriteHoleGuard, EntryHeaderFormats) {
+  PplEntry e;
+  e.group[0] = 7;
+  e.seq = 42;
+  e.stripe = 9;
+  e.c0 = 4096;
+  e.c1 = 8192;
+  e.row = 1;
+  e.k = 6;
+  e.payload_crc = 0x1234;
+  e.flags = kPplWriteSeq;
+  e.ranges[2] = StripRange{4096, 8192};
+  std::vector<uint8_t> hdr(kPplHeaderBytes, 0xee);
+  encode_ppl_header(e, hdr.data());
+  EXPECT_EQ(0, memcmp(hdr.data(), "GPRPPL02", 8));
+  for (size_t i = 64 + 8 * 6; i < kPplHeaderBytes - 4; i++) ASSERT_EQ(hdr[i], 0) << "byte " << i;
+  PplEntry d;
+  ASSERT_TRUE(decode_ppl_header(hdr.data(), 65536, &d));
+  EXPECT_EQ(d.seq, 42u);
+  EXPECT_EQ(d.stripe, 9u);
+  EXPECT_EQ(d.row, 1u);
+  EXPECT_EQ(d.ranges[2].a, 4096u);
+  EXPECT_EQ(d.ranges[2].b, 8192u);
+  // Any byte in use that changes is caught.
+  for (size_t at : {size_t(0), size_t(24), size_t(60), size_t(64 + 8 * 2 + 1), size_t(64 + 8 * 6 - 1)}) {
+    std::vector<uint8_t> bad = hdr;
+    bad[at] ^= 0x10;
+    EXPECT_FALSE(decode_ppl_header(bad.data(), 65536, &d)) << "byte " << at << " changed";
+  }
+  // Reusing a zeroed header buffer writes the same bytes.
+  std::vector<uint8_t> reuse(kPplHeaderBytes, 0);
+  PplEntry other = e;
+  other.k = 6;
+  other.ranges[2] = StripRange{};
+  other.ranges[4] = StripRange{0, 4096};
+  encode_ppl_header(other, reuse.data(), /*rest_zeroed=*/true);
+  encode_ppl_header(e, reuse.data(), /*rest_zeroed=*/true);
+  EXPECT_EQ(reuse, hdr);
+  // An older gpuraid's header: magic GPRPPL01, crc32c of bytes 0..4091.
+  std::vector<uint8_t> v1 = hdr;
+  memcpy(v1.data(), "GPRPPL01", 8);
+  const uint32_t crc = ppl_crc(v1.data(), kPplHeaderBytes - 4);
+  for (int i = 0; i < 4; i++) v1[kPplHeaderBytes - 4 + i] = uint8_t(crc >> (8 * i));
+  ASSERT_TRUE(decode_ppl_header(v1.data(), 65536, &d));
+  EXPECT_EQ(d.seq, 42u);
+  v1[3000] ^= 1;  // covered by the old crc
+  EXPECT_FALSE(decode_ppl_header(v1.data(), 65536, &d));
+}
