@@ -16,6 +16,7 @@ PACKAGES=(
   debhelper dpkg-dev lintian man-db systemd  # scripts/package.sh and its test (tests/package/)
   nbd-client  # the kernel NBD client over TLS (tests/vm/guest-fabrics.sh, step nbd_tls)
   libnbd-bin nbdkit qemu-system-x86 qemu-user busybox-static cpio kmod xz-utils mdadm e2fsprogs
+  iproute2  # ip netns, veth and ss in the VM lanes (tests/vm/guest-nvmf.sh's remote host)
   gdb  # tests/e2e/lib.sh prints every thread's stack when gpuraidd hangs in its stop
 )
 

@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # Runs inside the lane's guest (see run.sh): a VD served over NVMe-oF by
 # the kernel's target (vd export --nvmf), with the real daemon and CLI.
-# RAID 5 over 4 emulated NVMe (a 5th becomes its spare); the host side is nvme-cli on the same guest
-# (127.0.0.1). Usage:
+# RAID 5 over 4 emulated NVMe (a 5th becomes its spare). The remote host is
+# a second network namespace ("remote", 10.99.0.2) joined to the guest's by a
+# veth pair: the target listens on the root side's 10.99.0.1, nvme-cli and fio
+# run in the namespace. Usage:
 #   guest-nvmf.sh BINDIR [STEP...]   (default: every step, in order)
 # Steps:
 #   modules:   export refused while nvmet / nvmet-tcp are not loaded (says which modprobe)
-#   bad_input: no host list, any host on a non-loopback address, an address
-#              not on the host, a port another application listens on, a
+#   bad_input: no host list, any host on a non-loopback address (10.99.0.1),
+#              an address not on the host, a port another application listens on, a
 #              duplicate NQN, rdma://: refused, configfs and the VD unchanged
-#   export:    export with a DH-HMAC-CHAP key (--dhchap-secret-file), a second
-#              export refused, nvme connect with the allowed host NQN and its
-#              key (namespace UUID = the one vd show reports); a host NQN not
-#              allowed, no key or a wrong key: refused; vd show lists the
-#              connection, and so do the metrics (the export, its connected host
-#              and its state); the key only in its 0600 file and nvmet's host entry
-#   fio_kill:  fio crc32c verify on the remote namespace while gpuraidd is
-#              SIGKILLed and restarted: fio completes and verifies
-#   failure:   a member failed while the host writes (fio crc32c verify):
-#              the spare (a 5th emulated NVMe) rebuilds, the data verifies
+#   export:    export on 10.99.0.1 with a DH-HMAC-CHAP key (--dhchap-secret-file),
+#              a second export refused; from the remote namespace: nvme connect
+#              with the allowed host NQN and its key (namespace UUID = the one vd
+#              show reports), its TCP connections in that namespace and coming
+#              from 10.99.0.2; a host NQN not allowed, no key or a wrong key:
+#              refused; vd show lists the connection from 10.99.0.2, and so do
+#              the metrics (the export, its connected host and its state); the
+#              key only in its 0600 file and nvmet's host entry
+#   fio_kill:  the remote host's fio crc32c verify on its namespace while
+#              gpuraidd is SIGKILLed and restarted: fio completes and verifies,
+#              the host's connections still come from the remote namespace
+#   failure:   a member failed while the remote host writes (fio crc32c
+#              verify): the spare (a 5th emulated NVMe) rebuilds, the data
+#              verifies, the connections still come from the remote namespace
 #   unexport:  with the host connected (and another subsystem sharing the
 #              daemon's port): the host's controller goes away; configfs
 #              differs from before the export only by the shared port; the
@@ -41,6 +47,9 @@ HOST=nqn.2026-11.io.gpuraid.lane:host1      # the allowed host
 BADHOST=nqn.2026-11.io.gpuraid.lane:intruder
 OTHER=nqn.2026-11.io.gpuraid.lane:bystander # someone else's subsystem: never touched
 PORT=4420
+NETNS=remote      # the remote host's network namespace
+TADDR=10.99.0.1   # the target's address: the root namespace's end of the veth pair
+HADDR=10.99.0.2   # the remote host's address, in $NETNS
 KEYFILE=$R/host1.key                        # HOST's DH-HMAC-CHAP key (made in the export step)
 SECRET=$R/state/secrets/nvmf-vd0.dhchap     # where the daemon keeps it
 failures=0
@@ -74,6 +83,32 @@ wait_ctrls() {  # NQN COUNT SECONDS
   for _ in $(seq 1 $(($3 * 10))); do [ "$(host_ctrls $1 | wc -l)" -eq $2 ] && return 0; sleep 0.1; done
   fail "$1: $(host_ctrls $1 | wc -l) host controller(s) after $3 s, expected $2"
 }
+RH="ip netns exec $NETNS"  # $RH CMD...: CMD on the remote host (in its network namespace)
+# The remote host: the namespace $NETNS, joined to this one by the veth pair
+# nvmf0 (here, $TADDR) - nvmf1 (there, $HADDR).
+make_remote_host() {
+  modprobe veth && ip netns add $NETNS && ip link add nvmf0 type veth peer name nvmf1 netns $NETNS &&
+    ip addr add $TADDR/24 dev nvmf0 && ip link set nvmf0 up && ip -n $NETNS link set lo up &&
+    ip -n $NETNS addr add $HADDR/24 dev nvmf1 && ip -n $NETNS link set nvmf1 up
+}
+# The host's TCP connections to the target are the remote namespace's: the
+# host's ends are there (to $TADDR:$PORT), none in this namespace, and as many
+# target ends here with the peer $HADDR. On 6.12 nvme-tcp makes its sockets in
+# the namespace of the process that writes /dev/nvme-fabrics (nvme connect), but
+# a reset or error-recovery reconnect runs in a kernel worker, in the init
+# namespace (tried: a reset_controller written from $NETNS reconnected from
+# $TADDR to itself), so a reconnect shows here as host ends in this namespace.
+remote_path() {  # WHAT
+  local there here_host here_target
+  there=$($RH ss -Htn state established dst $TADDR:$PORT | wc -l)
+  here_host=$(ss -Htn state established dport = :$PORT | wc -l)
+  here_target=$(ss -Htn state established src $TADDR:$PORT dst $HADDR | wc -l)
+  [ "$there" -ge 2 ] && [ "$here_host" -eq 0 ] && [ "$here_target" -eq "$there" ] ||
+    { fail "$1: the host's connections are not the remote namespace's: $there there, $here_host host end(s) here,"\
+" $here_target target end(s) from $HADDR: $(ss -Htn state established; echo "in $NETNS:"; $RH ss -Htn state established)"\
+"; the host's log: $(dmesg | grep -iE 'error recovery|reconnect|timeout' | tail -3)"; return 1; }
+  log "$1: $there TCP connections from $HADDR in $NETNS to $TADDR:$PORT"
+}
 # The remote namespace's block device (the head node of the subsystem's namespace 1).
 remote_ns() {
   for b in /sys/block/nvme*n*; do
@@ -84,6 +119,7 @@ remote_ns() {
 
 for m in nvme nvme-tcp ublk_drv; do modprobe $m || { log "FAIL: modprobe $m"; exit 1; }; done
 ip link set lo up
+make_remote_host || { log "FAIL: the remote host's network namespace"; exit 1; }
 for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
 DRIVES=()   # members vmlane0..3, then the spare vmlane4
 for i in 0 1 2 3 4; do
@@ -119,7 +155,7 @@ step_bad_input() {
   local lpid=$!
   sleep 1
   refused "no hosts named" "allow-host" gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT
-  refused "any host off loopback" "every host" gp vd export vd0 --nvmf tcp://192.0.2.1:$PORT --allow-any-host
+  refused "any host off loopback" "every host" gp vd export vd0 --nvmf tcp://$TADDR:$PORT --allow-any-host
   refused "address not on this host" "not an address of this host" gp vd export vd0 --nvmf tcp://192.0.2.1:$PORT --allow-host $HOST
   refused "port in use" "in use by another application" gp vd export vd0 --nvmf tcp://127.0.0.1:4431 --allow-host $HOST
   refused "duplicate NQN" "already exists" gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST --nqn $OTHER
@@ -139,19 +175,19 @@ step_export() {
   key=$(nvme gen-dhchap-key --nqn $HOST --hmac 1) && wrong=$(nvme gen-dhchap-key --nqn $HOST --hmac 1) ||
     { fail "nvme gen-dhchap-key"; return 1; }
   (umask 077 && echo "$key" >$KEYFILE)
-  out=$(gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST --dhchap-secret-file $KEYFILE) ||
+  out=$(gp vd export vd0 --nvmf tcp://$TADDR:$PORT --allow-host $HOST --dhchap-secret-file $KEYFILE) ||
     { fail "vd export --nvmf: $out"; return 1; }
   log "$out"
   NQN=$(nvmf nqn)
   [ -n "$NQN" ] && grep -q "$NQN" <<<"$out" || fail "export did not report the NQN '$NQN': $out"
   [ -d $CFG/subsystems/$NQN ] || fail "no subsystem $NQN in configfs"
   [ "$(cat $CFG/subsystems/$NQN/attr_allow_any_host)" = 0 ] || fail "any host allowed by default"
-  refused "export twice" "already exported over NVMe-oF" gp vd export vd0 --nvmf tcp://127.0.0.1:4421 --allow-host $HOST
-  refused "bad host connects" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $BADHOST
-  refused "no key" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST
-  refused "wrong key" "" timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST --dhchap-secret "$wrong"
+  refused "export twice" "already exported over NVMe-oF" gp vd export vd0 --nvmf tcp://$TADDR:4421 --allow-host $HOST
+  refused "bad host connects" "" timeout 60 $RH nvme connect -t tcp -a $TADDR -s $PORT -n $NQN --hostnqn $BADHOST
+  refused "no key" "" timeout 60 $RH nvme connect -t tcp -a $TADDR -s $PORT -n $NQN --hostnqn $HOST
+  refused "wrong key" "" timeout 60 $RH nvme connect -t tcp -a $TADDR -s $PORT -n $NQN --hostnqn $HOST --dhchap-secret "$wrong"
   [ -z "$(host_ctrls $NQN)" ] || fail "a host not allowed, or without the key, got a controller"
-  timeout 60 nvme connect -t tcp -a 127.0.0.1 -s $PORT -n $NQN --hostnqn $HOST --dhchap-secret "$key" -l 8 -c 2 \
+  timeout 60 $RH nvme connect -t tcp -a $TADDR -s $PORT -n $NQN --hostnqn $HOST --dhchap-secret "$key" -l 8 -c 2 \
     >$W/connect 2>&1 || { fail "nvme connect with the key: $(cat $W/connect)"; return 1; }
   wait_ctrls $NQN 1 20 || return 1
   for _ in $(seq 1 100); do REMOTE=$(remote_ns $NQN); [ -n "$REMOTE" ] && break; sleep 0.1; done
@@ -159,12 +195,13 @@ step_export() {
   local uuid=$(cat /sys/block/$(basename $REMOTE)/uuid 2>/dev/null)
   [ "$uuid" = "$(nvmf ns_uuid)" ] || fail "the host sees namespace uuid '$uuid', vd show says '$(nvmf ns_uuid)'"
   UUID=$uuid
-  gp vd show vd0 | tee $W/show | grep -q "connected.*127.0.0.1" || fail "vd show lists no connection: $(cat $W/show)"
+  remote_path "connect"
+  gp vd show vd0 | tee $W/show | grep -q "connected.*$HADDR" || fail "vd show lists no connection: $(cat $W/show)"
   get_metrics
   local l="vd=\"vd0\",dg=\"[^\"]*\",nqn=\"$NQN\""
-  grep -q "^gpuraid_vd_nvmf_info{$l,transport=\"tcp\",address=\"127.0.0.1:$PORT\",.*dhchap=\"1\".*} 1$" $W/metrics &&
+  grep -q "^gpuraid_vd_nvmf_info{$l,transport=\"tcp\",address=\"$TADDR:$PORT\",.*dhchap=\"1\".*} 1$" $W/metrics &&
     grep -q "^gpuraid_vd_nvmf_connected_hosts{$l} [1-9]" $W/metrics &&
-    grep -q "^gpuraid_vd_nvmf_host_state{$l,host=\"[^\"]*\",address=\"127.0.0.1\",state=\"[^\"]*\"} [1-9]" $W/metrics ||
+    grep -q "^gpuraid_vd_nvmf_host_state{$l,host=\"[^\"]*\",address=\"$HADDR\",state=\"[^\"]*\"} [1-9]" $W/metrics ||
     fail "the metrics do not show the export and its connected host: $(grep nvmf $W/metrics)"
   grep -q "authenticated with DH-HMAC-CHAP" $W/show || fail "vd show does not say hosts authenticate: $(cat $W/show)"
   [ "$(nvmf dhchap)" = True ] || fail "vd show --json: dhchap is '$(nvmf dhchap)'"
@@ -176,7 +213,7 @@ step_export() {
 
 step_fio_kill() {
   [ -b "${REMOTE:-}" ] || { fail "no remote namespace (export step)"; return 1; }
-  fio --name=nvmf --filename=$REMOTE --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k --iodepth=16 --size=32M \
+  $RH fio --name=nvmf --filename=$REMOTE --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k --iodepth=16 --size=32M \
       --verify=crc32c --do_verify=1 --verify_fatal=1 >$W/fio.nvmf 2>&1 &
   local fpid=$! t0=$(date +%s)
   sleep 5
@@ -189,6 +226,7 @@ step_fio_kill() {
   grep -q "err= 0" $W/fio.nvmf || fail "fio reported errors"
   [ "$(nvmf nqn)" = "$NQN" ] || fail "after the restart vd0 is exported as '$(nvmf nqn)'"
   [ "$(nvmf ns_uuid)" = "$UUID" ] || fail "namespace uuid changed across the restart"
+  remote_path "after the daemon's SIGKILL"
   result "nvmf: fio crc32c verify of 32M across SIGKILL+restart of gpuraidd: ok in $(( $(date +%s) - t0 )) s (TCG)"
 }
 
@@ -197,7 +235,7 @@ step_failure() {
   gp pd add ${DRIVES[4]} --id pd4 >/dev/null && gp pd spare pd4 --group r5 >/dev/null || { fail "the spare"; return 1; }
   local io=(--name=failure --filename=$REMOTE --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k --iodepth=16
             --offset=64M --size=32M --verify=crc32c --verify_fatal=1)
-  fio "${io[@]}" --do_verify=1 >$W/fio.failure 2>&1 &
+  $RH fio "${io[@]}" --do_verify=1 >$W/fio.failure 2>&1 &
   local fpid=$! t0=$(date +%s)
   sleep 3
   kill -0 $fpid 2>/dev/null || fail "fio ended before the failure (make it longer)"
@@ -208,7 +246,8 @@ step_failure() {
   local state
   for _ in $(seq 1 600); do state=$(gp dg show r5 --json | json 'd["state"]'); [ "$state" = optimal ] && break; sleep 0.5; done
   [ "$state" = optimal ] || { fail "r5 is $state 300 s after the failure, not rebuilt onto the spare"; return 1; }
-  fio "${io[@]}" --verify_only >$W/fio.failure.verify 2>&1 || fail "data after the rebuild: $(tail -5 $W/fio.failure.verify)"
+  $RH fio "${io[@]}" --verify_only >$W/fio.failure.verify 2>&1 || fail "data after the rebuild: $(tail -5 $W/fio.failure.verify)"
+  remote_path "after the rebuild"
   result "nvmf: member failed under the remote host's fio, spare rebuilt, data verified in $(( $(date +%s) - t0 )) s (TCG)"
 }
 
@@ -234,7 +273,7 @@ step_unexport() {
 }
 
 step_restart() {
-  gp vd export vd0 --nvmf tcp://127.0.0.1:$PORT --allow-host $HOST --dhchap-secret-file $KEYFILE >/dev/null ||
+  gp vd export vd0 --nvmf tcp://$TADDR:$PORT --allow-host $HOST --dhchap-secret-file $KEYFILE >/dev/null ||
     { fail "export again"; return 1; }
   NQN=$(nvmf nqn)
   local uuid=$(nvmf ns_uuid)
