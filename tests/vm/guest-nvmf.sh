@@ -120,6 +120,10 @@ remote_ns() {
 for m in nvme nvme-tcp ublk_drv; do modprobe $m || { log "FAIL: modprobe $m"; exit 1; }; done
 ip link set lo up
 make_remote_host || { log "FAIL: the remote host's network namespace"; exit 1; }
+# The host waits up to 120 s for an I/O (default 30) before it resets the
+# controller: a reset reconnects from the init namespace (remote_path), and
+# gpuraidd down for a SIGKILL under a loaded TCG guest must not look like one.
+echo 120 >/sys/module/nvme_core/parameters/io_timeout || log "note: nvme_core io_timeout left at $(cat /sys/module/nvme_core/parameters/io_timeout) s"
 for _ in $(seq 1 100); do [ "$(ls /sys/class/nvme 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
 DRIVES=()   # members vmlane0..3, then the spare vmlane4
 for i in 0 1 2 3 4; do
