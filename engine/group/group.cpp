@@ -308,9 +308,12 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     }
     uint64_t n = 0;
     for (uint8_t b : dirty) n += __builtin_popcount(b);
-    if (n && unusable && g.has_parity() && (top.flags & kFlagWriteHoleGuard)) {
+    if (n && g.has_parity() && (top.flags & kFlagWriteHoleGuard)) {
       // The write-hole guard: parity of the stripes torn by the stop is
       // rebuilt from their logged partial parity, members missing or not.
+      // With every member present too: the dirty regions' resync that
+      // follows takes a while, and a member failing before it reaches a torn
+      // stripe would otherwise rebuild from the torn parity.
       std::vector<Drive*> usable(g.members, nullptr);
       for (uint32_t s = 0; s < g.members; s++)
         if (im.present(s) && !(unusable >> s & 1)) usable[s] = im.drives[s].get();
@@ -320,9 +323,15 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
                       [&](uint64_t st) { const uint64_t r = st / spr; return (dirty[r / 8] >> (r % 8) & 1) != 0; },
                       &rs, err))
         return nullptr;
-      guard_replayed = true;
-      notes.push_back("unclean stop while degraded: " + std::to_string(n) + " dirty regions made consistent from the write-hole log (" +
-                      std::to_string(rs.rows_written) + " parity rows rewritten)");
+      if (unusable) {  // nothing to resync from: the log made them consistent
+        guard_replayed = true;
+        notes.push_back("unclean stop while degraded: " + std::to_string(n) + " dirty regions made consistent from the write-hole log (" +
+                        std::to_string(rs.rows_written) + " parity rows rewritten)");
+      } else {  // and still resynced: parity recomputed from the data, whatever the log held
+        notes.push_back("unclean stop: torn stripes made consistent from the write-hole log (" +
+                        std::to_string(rs.rows_written) + " parity rows rewritten); " + std::to_string(n) +
+                        " dirty regions will be resynced");
+      }
     } else if (n && unusable && g.has_parity()) {
       const StaleParity sp = stale_parity(g, top.bitmap_region_bytes, dirty, unusable);
       if (!force)

@@ -148,6 +148,15 @@ TEST(WriteHoleGuard, Raid6TwoMembersFailedBeforeTheCrash) { run_case({"raid6", L
 TEST(WriteHoleGuard, Raid6TwoMembersLostWithTheCrash) { run_case({"raid6 lost", Level::R6, 0, 6, {2}, false}); }
 TEST(WriteHoleGuard, EcTwoMembersFailedBeforeTheCrash) { run_case({"ec 4+2", Level::EC, 2, 6, {2}, true}); }
 // The crash came after the data writes and before the parity writes.
+// Every member present at the restart: the log is replayed too (not only
+// the resync that follows), so a member failing before that resync reaches
+// a torn stripe reconstructs right (unclean_stop_test --fail-in-resync).
+TEST(WriteHoleGuard, Raid5ParityTornEveryMemberPresent) {
+  run_case({"raid5 all present", Level::R5, 0, 4, {0}, false, {3}});
+}
+TEST(WriteHoleGuard, Raid6BothParityTornEveryMemberPresent) {
+  run_case({"raid6 all present", Level::R6, 0, 6, {0}, false, {4, 5}});
+}
 TEST(WriteHoleGuard, Raid5ParityWriteTorn) { run_case({"raid5 parity torn", Level::R5, 0, 4, {1}, true, {3}}); }
 TEST(WriteHoleGuard, Raid6BothParityWritesTorn) {
   run_case({"raid6 P and Q torn", Level::R6, 0, 6, {2}, true, {4, 5}});
