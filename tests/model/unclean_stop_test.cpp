@@ -43,8 +43,9 @@
 // has a flag that lifts it, and then some seeds fail today (e.g. --seed 1
 // --episode 5 --reuse-slots, --seed 2 --episode 3 --lose-any, --seed 1
 // --episode 0 --fail-in-resync):
-//   - one torn write per stripe, and per log slot (--reuse-slots): a slot
-//     is freed when its write completes, with no flush, and may take another
+//   - one torn write per stripe, and one torn stripe per log slot
+//     (--reuse-slots), also among the stripes of one write: a slot is freed
+//     when its stripe's write completes, with no flush, and may take another
 //     stripe's entry; the first stripe, torn, is then left as it is (no whole
 //     entry set of one write: a crash with volatile drive caches could
 //     leave that). Per stripe is not a
@@ -290,12 +291,14 @@ class Episode {
     std::set<uint64_t> torn_slots;  // of the stripes torn so far (no guard, --reuse-slots: the stripes)
     for (uint32_t i = 0; i < n && ok(); i++) {
       auto [off, len] = pick_range();
-      // One torn write per stripe and per log slot (see the header).
-      const uint64_t first = off / stripe_bytes(), last = (off + len - 1) / stripe_bytes();
+      // One torn stripe per log slot (see the header), the stripes of one
+      // write included: they take a slot they share in turn.
+      std::set<uint64_t> slots = torn_slots;
       bool shared = false;
-      for (uint64_t st = first; st <= last; st++) shared |= torn_slots.count(slot(st)) > 0;
+      for (uint64_t st = off / stripe_bytes(); st <= (off + len - 1) / stripe_bytes(); st++)
+        shared |= !slots.insert(slot(st)).second;
       if (shared) continue;
-      for (uint64_t st = first; st <= last; st++) torn_slots.insert(slot(st));
+      torn_slots = std::move(slots);
       uint64_t torn = 0;
       for (uint32_t m : present())
         if (rng_() % 2) torn |= 1ull << m;
