@@ -13,9 +13,10 @@
 //   - every block not torn reads back exactly, above all those sharing a
 //     torn stripe with a missing member (reconstructed from its parity:
 //     where a write hole shows);
-//   - every block of a torn write reads its old or its new 4 KiB, or on a
-//     member missing after the stop anything (as docs/ON-DISK.md and md
-//     say: it was only in the torn parity); the model takes what was read;
+//   - every block of a torn write reads its old or its new 4 KiB (on the
+//     member lost with the stop, anything: it was only on that drive and in
+//     the torn parity, as docs/ON-DISK.md and md say); the model takes what
+//     was read;
 // and goes on: more I/O, a rebuild onto a spare now and then, more stops.
 //
 //   unclean_stop_test [--seed X] [--episode E] [--stops N] [--ops N] [--seconds S] [--no-guard]
@@ -183,7 +184,7 @@ class Episode {
     }
     next_spare_ = s_.members;
     model_.resize(std::min<uint64_t>(kAreaStripes * stripe_bytes(), vol().size_bytes()));
-    // Known contents everywhere, so that never-written blocks are checked too.
+    // Known contents over the area, so that never-written blocks are checked too.
     fill_random(model_.data(), model_.size(), rng_());
     for (uint64_t off = 0; off < model_.size() && ok(); off += 1u << 20) {
       const uint64_t len = std::min<uint64_t>(1u << 20, model_.size() - off);
@@ -371,9 +372,11 @@ class Episode {
       const uint8_t* g = got.data() + b;
       if (memcmp(g, model_.data() + b, kBlock) == 0) continue;
       auto it = old_.find(b);
-      // A torn write's block on a member missing now was only in the torn
-      // parity: it may read other bytes (docs/ON-DISK.md, as md documents).
-      if (it != old_.end() && (memcmp(g, it->second.data(), kBlock) == 0 || on_missing_member(b))) {
+      // A torn write's block on the member lost with the stop was only on
+      // that drive and in the torn parity: it may read other bytes
+      // (docs/ON-DISK.md, as md documents). On a member failed before, the
+      // log holds its new data: old or new only.
+      if (it != old_.end() && (memcmp(g, it->second.data(), kBlock) == 0 || on_lost_member(b))) {
         fig_.torn_blocks_other += memcmp(g, it->second.data(), kBlock) != 0;
         memcpy(model_.data() + b, g, kBlock);
         continue;
@@ -403,11 +406,11 @@ class Episode {
     return t;
   }
 
-  bool on_missing_member(uint64_t off) {
+  bool on_lost_member(uint64_t off) {
     const Geometry& geo = vol().geometry();
     const uint64_t stripe = off / stripe_bytes();
     const uint32_t di = uint32_t(off % stripe_bytes() / geo.strip_bytes);
-    return vol().failed_mask() >> geo.data_member(stripe, di) & 1;
+    return lost_ >> geo.data_member(stripe, di) & 1;
   }
 
   // A spare takes a failed member's place; I/O goes on while it rebuilds.
@@ -516,10 +519,11 @@ int main(int argc, char** argv) {
       const bool good = ep.run();
       const Figures& f = ep.figures();
       printf("  %-22s seed=%-6llu ops=%-5llu stops=%llu (degraded %llu, member lost with it %llu) torn writes=%llu "
-             "failures=%llu rebuilds=%llu%s digest=%016llx\n",
+             "(blocks neither old nor new, on the member lost: %llu) failures=%llu rebuilds=%llu%s digest=%016llx\n",
              describe(eps[i]).c_str(), (unsigned long long)s, (unsigned long long)f.ops, (unsigned long long)f.stops,
              (unsigned long long)f.degraded_stops, (unsigned long long)f.lost_with_stop,
-             (unsigned long long)f.torn_writes, (unsigned long long)f.failures, (unsigned long long)f.rebuilds,
+             (unsigned long long)f.torn_writes, (unsigned long long)f.torn_blocks_other,
+             (unsigned long long)f.failures, (unsigned long long)f.rebuilds,
              f.forced ? (" forced=" + std::to_string(f.forced)).c_str() : "", (unsigned long long)ep.digest());
       total.ops += f.ops;
       total.stops += f.stops;
