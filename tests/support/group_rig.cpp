@@ -10,9 +10,11 @@
 
 namespace gpuraid::test {
 
-GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes, uint32_t reactors) : n_(drives), bytes_(drive_bytes) {
-  char t[] = "/tmp/gpuraid-group-XXXXXX";
-  if (!mkdtemp(t)) throw std::runtime_error("mkdtemp");
+GroupRig::GroupRig(uint32_t drives, uint64_t drive_bytes, uint32_t reactors, const std::string& parent)
+    : n_(drives), bytes_(drive_bytes) {
+  std::string tmpl = parent + "/gpuraid-group-XXXXXX";
+  char* t = tmpl.data();
+  if (!mkdtemp(t)) throw std::runtime_error("mkdtemp in " + parent);
   dir_ = t;
   for (uint32_t i = 0; i < drives; i++) {
     int fd = ::open(path(i).c_str(), O_CREAT | O_RDWR, 0600);

@@ -30,7 +30,10 @@ class GroupRig {
  public:
   // reactors: the engine's reactor count; reactor 0 is polled by the test
   // thread and runs background work, the others belong to the test's threads.
-  explicit GroupRig(uint32_t drives, uint64_t drive_bytes = 24u << 20, uint32_t reactors = 1);
+  // parent: where the drive files' directory is made (/dev/shm: no disk
+  // flushes behind the FUA writes and fsyncs, for tests that make many).
+  explicit GroupRig(uint32_t drives, uint64_t drive_bytes = 24u << 20, uint32_t reactors = 1,
+                    const std::string& parent = "/tmp");
   ~GroupRig();
   Engine& engine() { return *engine_; }
   Reactor& reactor(uint32_t i = 0) { return engine_->reactor(i); }
