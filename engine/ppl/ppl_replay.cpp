@@ -67,6 +67,70 @@ bool one_write(const Geometry& g, const std::vector<Drive*>& members, const Foun
     if (f[i].e.seq != f[0].e.seq) return false;
   return true;
 }
+
+constexpr int kNoLostWriter = -1, kLostWriters = -2;
+
+// Per 4 KiB block of [c0, c1): the data role of the one unusable member
+// the write wrote there, kNoLostWriter for none, kLostWriters for several.
+std::vector<int> lost_writer_per_block(const Geometry& g, const PplEntry& e, const std::vector<Drive*>& members) {
+  std::vector<int> lost((e.c1 - e.c0 + 4095) / 4096, kNoLostWriter);
+  for (uint32_t di = 0; di < e.k; di++) {
+    const StripRange r = e.ranges[di];
+    const uint32_t m = role_member(g, e.stripe, di);
+    if (r.empty() || (m < members.size() && members[m])) continue;
+    for (uint32_t col = r.a; col < r.b; col += 4096) {
+      int& x = lost[(col - e.c0) / 4096];
+      x = x == kNoLostWriter ? int(di) : kLostWriters;
+    }
+  }
+  return lost;
+}
+
+// row += row e.row over the logged ranges as usable members hold them.
+bool add_present_ranges(const Geometry& g, const Codec& c, const PplEntry& e, uint64_t data_offset,
+                        const std::vector<Drive*>& members, uint8_t* data, uint8_t* row, std::string* err) {
+  const uint32_t k = g.data_strips();
+  uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * e.row;
+  const uint64_t base = data_offset + g.member_offset(e.stripe);
+  for (uint32_t di = 0; di < k; di++) {
+    const StripRange r = e.ranges[di];
+    const uint32_t m = role_member(g, e.stripe, di);
+    if (r.empty() || m >= members.size() || !members[m]) continue;
+    const int rc = members[m]->sync_read(data, r.b - r.a, base + r.a);
+    if (rc < 0) return io_fail(err, *members[m], "data read", rc);
+    gf_vect_mad(int(r.b - r.a), int(k), int(di), tables, data, row + (r.a - e.c0));
+  }
+  return true;
+}
+
+// One block [off, off + len) of [c0, c1) where lost data role x was being
+// written: x's bytes are what the first entry's row on disk makes them,
+//   D_x = (P_r0(disk) + row_r0) / g_r0,x,
+// and every other row gets g_r,x * D_x added, so all rows agree with the
+// data on disk and that D_x. The first row then equals the disk's.
+bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size_t n,
+                         const std::vector<AlignedBuf>& rows, uint32_t x, uint64_t data_offset, uint32_t off,
+                         uint32_t len, const std::vector<Drive*>& members, uint8_t* scratch /* 8 KiB */,
+                         std::string* err) {
+  const uint32_t k = g.data_strips();
+  const PplEntry& e0 = f[0].e;
+  Drive* d0 = members[f[0].member];
+  const int rc = d0->sync_read(scratch, 4096, data_offset + g.member_offset(e0.stripe) + e0.c0 + off);
+  if (rc < 0) return io_fail(err, *d0, "parity read", rc);
+  uint8_t* acc = scratch;  // P_r0(disk) + row_r0 = g_r0,x * D_x
+  for (uint32_t i = 0; i < len; i++) acc[i] ^= rows[0].get()[off + i];
+  uint8_t* dx = scratch + 4096;
+  memset(dx, 0, len);
+  uint8_t inv_tbl[32];
+  unsigned char inv = gf_inv(c.coeff(e0.row, x));
+  ec_init_tables(1, 1, &inv, inv_tbl);
+  gf_vect_mad(int(len), 1, 0, inv_tbl, acc, dx);
+  for (size_t i = 1; i < n; i++) {
+    uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * f[i].e.row;
+    gf_vect_mad(int(len), int(k), int(x), tables, dx, rows[i].get() + off);
+  }
+  return true;
+}
 }  // namespace
 
 bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std::array<uint8_t, 16>& group,
@@ -74,6 +138,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std
                 const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err) {
   const uint32_t k = g.data_strips();
   AlignedBuf hdr = aligned(kPplHeaderBytes), pp = aligned(g.strip_bytes), data = aligned(g.strip_bytes);
+  AlignedBuf block = aligned(2 * 4096);  // agree_on_lost_block's
   // Every trusted, whole entry of a torn stripe, on every usable member.
   std::vector<Found> found;
   for (uint32_t m = 0; m < g.members && m < members.size(); m++) {
@@ -98,54 +163,66 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std
     }
   }
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.e.stripe < b.e.stripe; });
-  uint64_t wrote = 0;  // members written
+  std::vector<AlignedBuf> rows;  // per entry of the stripe: its parity row over [c0, c1)
+  uint64_t wrote = 0;            // members written
   for (size_t i0 = 0, i1; i0 < found.size(); i0 = i1) {
     for (i1 = i0 + 1; i1 < found.size() && found[i1].e.stripe == found[i0].e.stripe;) i1++;
     if (!one_write(g, members, &found[i0], i1 - i0)) {
       st->stripes_skipped++;
       continue;
     }
-    for (size_t i = i0; i < i1; i++) {
-      const PplEntry& e = found[i].e;
-      Drive* d = members[found[i].member];
+    const size_t n = i1 - i0;
+    while (rows.size() < n) rows.push_back(aligned(g.strip_bytes));
+    // Each row: its partial parity plus the row over the logged ranges as
+    // they are on disk, on the members that are usable.
+    for (size_t i = 0; i < n; i++) {
+      const PplEntry& e = found[i0 + i].e;
+      Drive* d = members[found[i0 + i].member];
       int rc = 0;
-      if (!read_payload(*d, l, found[i].slot, e, pp.get(), &rc))
+      if (!read_payload(*d, l, found[i0 + i].slot, e, rows[i].get(), &rc))
         return io_fail(err, *d, "log read", rc < 0 ? rc : -EIO);  // it was whole a moment ago
-      const uint32_t L = e.c1 - e.c0;
-      uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * e.row;
-      const uint64_t base = data_offset + g.member_offset(e.stripe);
-      // Columns a missing member was written at keep the parity on disk:
-      // were that write complete, the parity there is consistent and
-      // rebuilds the member's new data; were it in flight, the member's
-      // bytes there were being written (with m >= 2, another missing
-      // member's bytes in those columns may read wrong: docs/ON-DISK.md).
-      std::vector<bool> keep((L + 4095) / 4096, false);
-      for (uint32_t di = 0; di < k; di++) {
-        const StripRange r = e.ranges[di];
-        Drive* dd = members[role_member(g, e.stripe, di)];
-        if (r.empty()) continue;
-        if (!dd) {
-          for (uint32_t col = r.a; col < r.b; col += 4096) keep[(col - e.c0) / 4096] = true;
-          continue;
-        }
-        rc = dd->sync_read(data.get(), r.b - r.a, base + r.a);
-        if (rc < 0) return io_fail(err, *dd, "data read", rc);
-        gf_vect_mad(int(r.b - r.a), int(k), int(di), tables, data.get(), pp.get() + (r.a - e.c0));
-      }
-      for (uint32_t b0 = 0; b0 < keep.size();) {
-        if (keep[b0]) {
+      if (!add_present_ranges(g, c, e, data_offset, members, data.get(), rows[i].get(), err)) return false;
+    }
+    // Columns a missing member was written at: were that write complete,
+    // the parity there is consistent and rebuilds the member's new data;
+    // were it in flight, the member's bytes there were being written and
+    // the rows on disk may be torn apart. One such member: its bytes are
+    // taken from the first row as it is on disk (old, new or, were the
+    // other rows' writes torn, other bytes: it was being written), and the
+    // other rows are made to agree with them. Two or more: the rows on
+    // disk are kept (docs/ON-DISK.md: not covered).
+    const PplEntry& e0 = found[i0].e;
+    const uint32_t L = e0.c1 - e0.c0;
+    const std::vector<int> lost = lost_writer_per_block(g, e0, members);
+    std::vector<uint8_t> put(lost.size());  // per block: 0 keep the disk's rows, 1 write every row, 2 all but the first
+    for (size_t b = 0; b < lost.size(); b++) put[b] = lost[b] == kNoLostWriter ? 1 : 0;
+    const bool same_write = n > 1 && (e0.flags & kPplWriteSeq);
+    for (size_t b = 0; same_write && b < lost.size(); b++) {
+      if (lost[b] < 0) continue;
+      const uint32_t off = uint32_t(b) * 4096, len = std::min<uint32_t>(4096, L - off);
+      if (!agree_on_lost_block(g, c, &found[i0], n, rows, uint32_t(lost[b]), data_offset, off, len, members, block.get(), err))
+        return false;
+      put[b] = 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+      const PplEntry& e = found[i0 + i].e;
+      Drive* d = members[found[i0 + i].member];
+      const uint64_t at = data_offset + g.member_offset(e.stripe) + e.c0;
+      for (uint32_t b0 = 0; b0 < put.size();) {
+        auto writes = [&](uint32_t b) { return put[b] == 1 || (put[b] == 2 && i > 0); };
+        if (!writes(b0)) {
           b0++;
           continue;
         }
         uint32_t b1 = b0;
-        while (b1 < keep.size() && !keep[b1]) b1++;
-        const uint32_t n = std::min<uint32_t>(b1 * 4096, L) - b0 * 4096;
-        rc = d->sync_write(pp.get() + b0 * 4096, n, base + e.c0 + b0 * 4096);
+        while (b1 < put.size() && writes(b1)) b1++;
+        const uint32_t bytes = std::min<uint32_t>(b1 * 4096, L) - b0 * 4096;
+        const int rc = d->sync_write(rows[i].get() + b0 * 4096, bytes, at + b0 * 4096);
         if (rc < 0) return io_fail(err, *d, "parity write", rc);
         b0 = b1;
       }
       st->rows_written++;
-      wrote |= 1ull << found[i].member;
+      wrote |= 1ull << found[i0 + i].member;
     }
   }
   for (uint64_t w = wrote; w; w &= w - 1) {

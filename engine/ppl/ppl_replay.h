@@ -23,8 +23,9 @@ struct PplReplayStats {
 };
 
 // members[i]: member i's drive, or null when it is not usable (failed,
-// missing, being rebuilt): its log is not read and its logged ranges count
-// as zero (they were being written). Only stripes for which torn(stripe)
+// missing, being rebuilt): its log is not read, and where one such member
+// was being written the rows are made to agree on the bytes the first
+// logged row on disk gives it (they were being written; ppl_replay.cpp). Only stripes for which torn(stripe)
 // is true are replayed, and a stripe's entries only when every usable
 // parity member of it holds the same write's (kPplWriteSeq). The members written are flushed. False (err set)
 // on a read, write or flush error: the caller must not start the group as

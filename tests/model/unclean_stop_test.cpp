@@ -42,7 +42,7 @@
 //
 // The episodes keep to what the guard covers (docs/ON-DISK.md). Each rule
 // has a flag that lifts it, and then some seeds fail today (e.g. --seed 1
-// --episode 5 --reuse-slots, --seed 2 --episode 3 --lose-any):
+// --episode 5 --reuse-slots):
 //   - one torn write per stripe, and one torn stripe per log slot
 //     (--reuse-slots), also among the stripes of one write: a slot is freed
 //     when its stripe's write completes, with no flush, and may take another
@@ -51,11 +51,11 @@
 //     leave that). Per stripe is not a
 //     rule of the guard: the fault injector drops writes for good, where a
 //     drive serves later reads of them from its cache until the crash;
-//   - a member lost with a stop only on RAID 5, with none missing before
-//     (--lose-any: on RAID 6 and ec too, also while others are missing):
-//     with m >= 2 the columns the lost member was being written in keep
-//     their torn parity rows, which then disagree, and a member missing
-//     there before, or failing later, may read wrong;
+// A member may be lost with any stop, on every level, also while others
+// are missing (up to redundancy). That found a hole, now closed: with
+// m >= 2 the columns the lost member was being written in kept their torn
+// parity rows, which disagreed, and a member missing there before, or
+// failing later, read wrong (replay now makes the rows agree).
 // Half the failures come right after a stop, while its resync may run
 // (--fail-in-resync: all of them). That found a hole, now closed: the log
 // was replayed only when a member was missing at the start, so a member
@@ -92,7 +92,7 @@ struct Options {
   bool no_guard = false;
   // Lift one rule the guard's coverage needs (docs/ON-DISK.md): some seeds fail.
   bool reuse_slots = false;        // torn writes may share log slots
-  bool lose_any = false;           // a member lost with any stop, up to redundancy
+  bool lose_any = true;            // a member lost with any stop, up to redundancy (else RAID 5 only, none missing)
   bool fail_in_resync = false;     // a member fails during the resync after a stop with none missing
   std::string trace_path;
 };
@@ -321,7 +321,7 @@ class Episode {
   // are), maybe one more member lost with it, and reassembled from the
   // drives of its present members.
   void unclean_stop() {
-    // A member lost with the stop: RAID 5 only (see the header).
+    // Maybe a member lost with the stop (see the header).
     uint64_t lost = 0;
     if ((opt_.lose_any ? missing() < redundancy() : redundancy() == 1 && missing() == 0) && rng_() % 3 == 0) {
       const std::vector<uint32_t> p = present();
@@ -466,7 +466,7 @@ const char* kUsage =
     "  --seconds S   repeat rounds of the episodes (new seeds) until S seconds have passed\n"
     "  --no-guard    groups without the write-hole guard, forced to start: must fail (the write hole)\n"
     "  --reuse-slots        the torn writes of a stop may share log slots\n"
-    "  --lose-any           a member may be lost with a stop on RAID 6 and ec too, also while others are missing\n"
+    "  --lose-any           a member may be lost with a stop on any level, also while others are missing (default)\n"
     "  --fail-in-resync     every failure right after a stop, during its resync (default: half)\n"
     "    (these three lift rules the write-hole guard needs: some seeds fail today, see the header)\n"
     "  --trace FILE  write every request, fault, torn write and stop (tests/model/model_trace.h format)\n";
