@@ -134,14 +134,14 @@ class CpuBackend final : public ParityBackend {
     return true;
   }
 
-  // The lost row is the XOR of the k survivors: RAID 5 whichever they are;
-  // RAID 6 when one data row is lost and P survives (Q unused). xor_gen is
-  // about 2.6x faster than the general GF decode.
   // Recoveries up to a strip (degraded reads) keep their output in the
   // cache: it is copied to the reader next. Longer ones (rebuild runs, ~1
   // MiB per member) go to a drive: xor_gen's non-temporal stores suit them.
   static constexpr uint32_t kCachedRecoverBytes = 64 * 1024;
 
+  // The lost row is the XOR of the k survivors: RAID 5 whichever they are;
+  // RAID 6 when one data row is lost and P survives (Q unused). xor_gen is
+  // about 2.6x faster than the general GF decode.
   static bool is_xor_recovery(const Codec& c, const ParityJob& j) {
     if (c.kind() == CodeKind::Xor) return true;
     if (c.kind() != CodeKind::PQ || j.ndst != 1 || j.dst_idx[0] >= c.k()) return false;

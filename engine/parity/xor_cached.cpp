@@ -47,10 +47,6 @@ typedef uint64_t V32 __attribute__((vector_size(32)));
   }
 }
 
-using XorFn = void (*)(uint8_t*, const uint8_t* const*, int, uint32_t);
-
-XorFn pick() { return __builtin_cpu_supports("avx2") ? xor_cached_avx2 : xor_cached_baseline; }
-
 }  // namespace
 
 void xor_cached_baseline(uint8_t* dst, const uint8_t* const* src, int n, uint32_t len) {
@@ -65,7 +61,8 @@ __attribute__((target("avx2"))) void xor_cached_avx2(uint8_t* dst, const uint8_t
 bool xor_cached_has_avx2() { return __builtin_cpu_supports("avx2"); }
 
 void xor_cached(uint8_t* dst, const uint8_t* const* src, int n, uint32_t len) {
-  static const XorFn fn = pick();
+  using XorFn = void (*)(uint8_t*, const uint8_t* const*, int, uint32_t);
+  static const XorFn fn = xor_cached_has_avx2() ? xor_cached_avx2 : xor_cached_baseline;
   fn(dst, src, n, len);
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "engine/parity/xor_cached.h"
 #include "engine/planner.h"
 
 namespace gpuraid {
@@ -118,7 +119,8 @@ bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size
   const int rc = d0->sync_read(scratch, 4096, data_offset + g.member_offset(e0.stripe) + e0.c0 + off);
   if (rc < 0) return io_fail(err, *d0, "parity read", rc);
   uint8_t* acc = scratch;  // P_r0(disk) + row_r0 = g_r0,x * D_x
-  for (uint32_t i = 0; i < len; i++) acc[i] ^= rows[0].get()[off + i];
+  const uint8_t* both[2] = {acc, rows[0].get() + off};
+  xor_cached(acc, both, 2, len);
   uint8_t* dx = scratch + 4096;
   memset(dx, 0, len);
   uint8_t inv_tbl[32];
