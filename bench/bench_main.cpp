@@ -68,9 +68,15 @@ int main(int argc, char** argv) {
   app.add_flag("--no-fill", o.no_fill, "skip writing the drives once before measuring");
   auto* raw = app.add_flag("--raw", o.raw, "run on the member drives without RAID");
   app.add_flag("--compare", o.compare, "run raw and RAID in one invocation and print ratios")->excludes(raw);
-  app.add_flag("--guard-compare", o.guard_compare,
-               "RAID without and with the write-hole guard (its partial parity log) in one invocation, and their ratio")
-      ->excludes(raw);
+  auto* guard_compare = app.add_flag("--guard-compare", o.guard_compare,
+                                     "RAID without and with the write-hole guard (its partial parity log) in one "
+                                     "invocation, and their ratio")
+                            ->excludes(raw);
+  app.add_flag("--write-hole-guard", o.write_hole_guard,
+               "measure RAID with the write-hole guard on, in every state (a drive group's default; off here by "
+               "default, as md without PPL)")
+      ->excludes(raw)
+      ->excludes(guard_compare);
   app.add_flag("--json", o.as_json, "print one JSON object");
   app.add_flag("--force", o.force, "allow writing to block devices (destroys their data)");
   CLI11_PARSE(app, argc, argv);
@@ -167,10 +173,12 @@ int main(int argc, char** argv) {
     cleanup();
     return fail_usage(err);
   }
-  // --guard-compare: the guard's log after the member data, as a group puts it.
+  // --guard-compare, --write-hole-guard: the guard's log after the member
+  // data, as a group puts it.
+  const bool want_ppl = o.guard_compare || o.write_hole_guard;
   PplLayout ppl_layout;
-  if (o.guard_compare) {
-    if (!g.has_parity()) return fail_usage("--guard-compare needs a parity level (5, 6, ec)");
+  if (want_ppl) {
+    if (!g.has_parity()) return fail_usage("the write-hole guard needs a parity level (5, 6, ec)");
     ppl_layout = PplLayout::for_new_group(g.strip_bytes, g.member_data_bytes, 0);
     if (!Geometry::make(g.level, g.members, g.level == Level::EC ? g.parity : 0, g.strip_bytes,
                         (g.member_data_bytes - ppl_layout.bytes()) / g.strip_bytes * g.strip_bytes, &g, &err))
@@ -183,7 +191,8 @@ int main(int argc, char** argv) {
     return fail_usage(err);
   }
   std::unique_ptr<PplLog> ppl;
-  if (o.guard_compare) ppl = std::make_unique<PplLog>(g, ppl_layout, std::array<uint8_t, 16>{1}, 1);
+  if (want_ppl) ppl = std::make_unique<PplLog>(g, ppl_layout, std::array<uint8_t, 16>{1}, 1);
+  if (o.write_hole_guard) vol->ppl = ppl.get();
   if (bs > g.stripe_data_bytes() * 64) return fail_usage("--bs is larger than 64 stripes");
   try {
     if (dt != DriveType::Null && !o.no_fill) fill(*engine, *vol);
@@ -211,7 +220,7 @@ int main(int argc, char** argv) {
     for (uint32_t run = 0; run < o.runs; run++) {
       if (o.raw || o.compare) raws.push_back(run_once(*engine, rawt, w, o, o.seed + run));
       if (!o.raw) raids.push_back(run_once(*engine, raid, w, o, o.seed + run));
-      if (ppl) {  // nothing in flight between runs: the guard may be switched
+      if (o.guard_compare) {  // nothing in flight between runs: the guard may be switched
         vol->ppl = ppl.get();
         guarded.push_back(run_once(*engine, raid, w, o, o.seed + run));
         vol->ppl = nullptr;
@@ -228,7 +237,7 @@ int main(int argc, char** argv) {
                    {"drive_size", dsize}, {"rw", rw_name(rw)}, {"bs", bs}, {"rwmixread", o.rwmixread},
                    {"iodepth", o.iodepth}, {"threads", o.threads}, {"runtime", o.runtime}, {"runs", o.runs},
                    {"failed_members", o.fail}, {"parity_backend", backend_name},
-                   {"write_gather_us", o.write_gather_us}};
+                   {"write_gather_us", o.write_gather_us}, {"write_hole_guard", o.write_hole_guard}};
   out["io_count_bound"] = bound;
   RunResult mraw, mraid;
   for (auto& r : raws) out["raw_runs"].push_back(to_json(r));
@@ -245,7 +254,8 @@ int main(int argc, char** argv) {
                              {"rcw_writes", st.rcw_writes.load()}, {"degraded_writes", st.degraded_writes.load()},
                              {"degraded_reads", st.degraded_reads.load()}, {"merged_writes", st.merged_writes.load()},
                              {"merged_reads", st.merged_reads.load()}, {"held_writes", st.held_writes.load()},
-                             {"held_expired", st.held_expired.load()}};
+                             {"held_expired", st.held_expired.load()},
+                             {"guard_logged_writes", o.write_hole_guard ? ppl->logged_writes() : 0}};
   }
   if (o.compare && mraw.iops > 0) {
     const double r_iops = mraid.iops / mraw.iops;
@@ -266,10 +276,11 @@ int main(int argc, char** argv) {
   if (o.as_json) {
     printf("%s\n", out.dump(2).c_str());
   } else {
-    printf("gpuraid-bench: %s, %u x %s %s, %s bs=%s iodepth=%u threads=%u runtime=%.0fs runs=%u%s, parity %s\n",
+    printf("gpuraid-bench: %s, %u x %s %s, %s bs=%s iodepth=%u threads=%u runtime=%.0fs runs=%u%s, parity %s%s\n",
            g.describe().c_str(), g.members, o.drive_type.c_str(), format_size(dsize).c_str(), rw_name(rw),
            format_size(bs).c_str(), o.iodepth, o.threads, o.runtime, o.runs,
-           o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", backend_name.c_str());
+           o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", backend_name.c_str(),
+           o.write_hole_guard ? ", write-hole guard on" : "");
     if (!note.empty()) printf("note: %s\n", note.c_str());
     print_header();
     if (!raws.empty()) print_row(mraw);

@@ -85,6 +85,7 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   cfg.strip_bytes = rs.strip;
   cfg.assume_zeroed = true;
   cfg.force = true;  // the bench's own fresh drives
+  cfg.write_hole_guard = o.write_hole_guard;  // as in the other states (bench_main.cpp)
   auto g = Group::create(e, std::move(drives), cfg, &err);
   if (!g) {
     fprintf(stderr, "gpuraid-bench: %s\n", err.c_str());
@@ -161,7 +162,7 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
                    {"strip", geo.strip_bytes}, {"drive_type", o.drive_type}, {"rw", rw_name(w.rw)}, {"bs", w.bs},
                    {"iodepth", w.iodepth}, {"threads", o.threads}, {"rate_iops", o.rate_iops},
                    {"rebuild_rate_limit", rs.rate_bytes_s}, {"rebuild_run_bytes", e.rebuild_run_bytes()},
-                   {"parity_backend", backend}};
+                   {"parity_backend", backend}, {"write_hole_guard", o.write_hole_guard}};
   out["replacement_raw_write_mbps"] = raw_mbps;
   out["rebuild_idle"] = {{"mbps", idle_mbps}, {"seconds", secs}, {"ratio_to_raw_write", raw_mbps > 0 ? idle_mbps / raw_mbps : 0}};
   out["rebuild_under_load"] = {{"mbps", loaded_mbps},
@@ -176,8 +177,9 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   if (o.as_json) {
     printf("%s\n", out.dump(2).c_str());
   } else {
-    printf("gpuraid-bench --state rebuilding: %s, %s x %s, parity %s\n", geo.describe().c_str(),
-           o.drive_type.c_str(), format_size(geo.member_data_bytes).c_str(), backend.c_str());
+    printf("gpuraid-bench --state rebuilding: %s, %s x %s, parity %s%s\n", geo.describe().c_str(),
+           o.drive_type.c_str(), format_size(geo.member_data_bytes).c_str(), backend.c_str(),
+           o.write_hole_guard ? ", write-hole guard on" : "");
     printf("replacement drive raw sequential write: %.0f MB/s\n", raw_mbps);
     printf("rebuild, foreground idle:  %.0f MB/s (%.2f of raw write), %.2f s\n", idle_mbps, idle_mbps / raw_mbps, secs);
     printf("rebuild, foreground %s %s: %.0f MB/s (%.2f of raw write) over %.2f s (%u rebuild%s)\n", rw_name(w.rw),

@@ -25,6 +25,9 @@ struct Options {
   double runtime = 10, warmup = -1;
   bool raw = false, compare = false, as_json = false, force = false, no_fill = false;
   bool guard_compare = false;  // RAID without and with the write-hole guard, alternating
+  // The guard on in every state (the product's default for a group). Off by
+  // default so that every state measures the same I/O path as md without PPL.
+  bool write_hole_guard = false;
   uint64_t seed = 1;
 };
 

@@ -102,7 +102,7 @@ def _rebuild_table(cases):
         return []
     limit = sel[0].summary["rebuild"]["rate_limit"]
     lines = [f"Rebuild of one member (rate cap {f'{limit / 1e6:.1f} MB/s' if limit else 'none'}: the suite caps it so "
-             "that it outlasts the measured window; gpuraid-bench applies the cap to the idle rebuild too), MB/s of member "
+             "that it outlasts the measured window; the idle rebuild runs free), MB/s of member "
              "data, and as a share of the replacement drive's raw sequential write rate. \"Lasted\": runs in which "
              "the rebuild was still running at the end of the measured window (otherwise part of the window was "
              "a healthy array).", "",

@@ -5,7 +5,7 @@
 namespace gpuraid {
 
 PplLog::PplLog(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq)
-    : layout_(l), group_(group), members_(g.members), seq_(first_seq) {
+    : layout_(l), group_(group), members_(g.members), first_seq_(first_seq), seq_(first_seq) {
   owner_.reset(new uint64_t[size_t(members_) * l.slots]());
   slots_.reset(new Slot[l.slots]);
 }

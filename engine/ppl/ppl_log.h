@@ -32,6 +32,8 @@ class PplLog {
   Op* release(uint64_t stripe, uint64_t members);
   uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
+  // Stripe writes logged since this log was made (one seq each).
+  uint64_t logged_writes() const { return seq_.load(std::memory_order_relaxed) - first_seq_; }
 
  private:
   // One per slot (all members): a spinlock held for a few instructions,
@@ -47,6 +49,7 @@ class PplLog {
   PplLayout layout_;
   std::array<uint8_t, 16> group_;
   uint32_t members_;
+  uint64_t first_seq_;
   std::unique_ptr<uint64_t[]> owner_;  // [member * slots + slot]: stripe + 1, 0 free (under the slot's lock)
   std::unique_ptr<Slot[]> slots_;
   std::atomic<uint64_t> seq_;

@@ -23,6 +23,9 @@ class InprocTarget(Target):
         "Rebuilding: gpuraid-bench --state rebuilding measures the raw drives while healthy, then fails member 0, "
         "starts its rebuild onto a fresh drive and measures the RAID while it runs (then a second rebuild with "
         "the foreground idle, for the rebuild rate).",
+        "Write-hole guard (the partial parity log a drive group writes by default) off in every state, so that "
+        "every state measures the same I/O path, as md without PPL; `gpuraid-bench --guard-compare` measures its "
+        "cost, and `--write-hole-guard` measures any state with it on.",
         "CPU: usr+sys of the whole benchmark process (all threads, io_uring workers included) during the measured "
         "window, % of one core. Both sides run in one process, so each side's CPU is its own window's.",
     ]
