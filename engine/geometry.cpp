@@ -90,7 +90,9 @@ static int64_t worst_domain_margin(const Geometry& g, uint64_t failed_mask) {
   return worst;
 }
 
-bool Geometry::survives(uint64_t failed_mask) const { return worst_domain_margin(*this, failed_mask) >= 0; }
+bool Geometry::survives(uint64_t failed_mask) const {
+  return failed_mask == 0 || worst_domain_margin(*this, failed_mask) >= 0;  // asked on every write
+}
 
 uint32_t Geometry::guaranteed_redundancy() const { return layout().redundancy(*this).tolerated; }
 

@@ -485,28 +485,31 @@ void Reactor::arm_eventfd() {
   event_armed_ = true;
 }
 
-namespace {
-thread_local Reactor* t_current = nullptr;
+Reactor* Reactor::current() { return t_current_; }
+
+pid_t Reactor::this_tid() {
+  thread_local const pid_t tid = gettid();
+  return tid;
 }
-Reactor* Reactor::current() { return t_current; }
 
 void Reactor::claim() {
   const pid_t p = poller_.load(std::memory_order_acquire);
-  GPR_ASSERT(p == 0 || p == gettid(), "reactor %u claimed by thread %d while thread %d polls it", id_, int(gettid()),
-             int(p));
-  t_current = this;
+  GPR_ASSERT(p == 0 || p == this_tid(), "reactor %u claimed by thread %d while thread %d polls it", id_,
+             int(this_tid()), int(p));
+  t_current_ = this;
 }
 
-void Reactor::assert_owner(const char* what) const {
-  GPR_ASSERT(t_current == this, "reactor %u: %s called from a thread that owns %s", id_, what,
-             t_current ? ("reactor " + std::to_string(t_current->id_)).c_str() : "no reactor");
+void Reactor::owner_violated(const char* what) const {
+  GPR_ASSERT(t_current_ == this, "reactor %u: %s called from a thread that owns %s", id_, what,
+             t_current_ ? ("reactor " + std::to_string(t_current_->id_)).c_str() : "no reactor");
+  __builtin_unreachable();
 }
-void Reactor::set_current(Reactor* r) { t_current = r; }
+void Reactor::set_current(Reactor* r) { t_current_ = r; }
 
 bool Reactor::poll(bool block, int timeout_ms) {
   // One thread at a time polls a reactor; the same thread may nest (a
   // control call that waits by polling from inside a task).
-  const pid_t me = gettid();
+  const pid_t me = this_tid();
   const pid_t was = poller_.exchange(me, std::memory_order_acquire);
   GPR_ASSERT(was == 0 || was == me, "reactor %u polled by thread %d while thread %d polls it", id_, int(me), int(was));
   struct Release {
@@ -514,7 +517,7 @@ bool Reactor::poll(bool block, int timeout_ms) {
     pid_t was;
     ~Release() { p.store(was, std::memory_order_release); }
   } release{poller_, was};
-  t_current = this;
+  t_current_ = this;
   turn_ns_ = now_ns();
   bool work = false;
   work |= drain_inbox();

@@ -161,7 +161,15 @@ class Reactor {
   void complete(MemberIo* io, int res);
   void arm_eventfd();
   bool arm_parity_poll();
-  void assert_owner(const char* what) const;
+  // Inline: it guards every data-path call.
+  void assert_owner(const char* what) const {
+    if (__builtin_expect(t_current_ != this, 0)) owner_violated(what);
+  }
+  [[noreturn]] void owner_violated(const char* what) const;
+  // This thread's id, read once per thread (glibc's gettid() is a system
+  // call, and poll() asks on every turn).
+  static pid_t this_tid();
+  static inline thread_local Reactor* t_current_ = nullptr;
   void push_inbox(Task* t);
   void append_deferred(Task* t);
   void run_task(Task* t);

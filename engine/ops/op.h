@@ -194,6 +194,10 @@ void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_r
                       uint64_t dst_roles, uint8_t* const* dst);
 // Per data strip of `stripe`, the bytes of [off, off+len) it holds.
 void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out);
+// The ranges writer or reader c (the op or one of its riders) covers in
+// the op's stripe: its own, kept since it was split, except the op's when
+// take_riders() widened them over riders (then worked out into scratch).
+const StripRange* own_ranges(const Op* op, const Op* c, StripRange* scratch);
 uint64_t member_off(const Volume* v, uint64_t stripe, uint32_t col);
 // The caller's bytes for column `col` of data strip `i` of the op's stripe.
 uint8_t* user_ptr(const Op* op, uint64_t stripe, uint32_t i, uint32_t col);

@@ -304,4 +304,10 @@ void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len
   }
 }
 
+const StripRange* own_ranges(const Op* op, const Op* c, StripRange* scratch) {
+  if (c != op || !op->rider_head) return c->ranges;
+  strip_ranges(op->vol->geometry(), op->stripe, c->off, c->len, scratch);
+  return scratch;
+}
+
 }  // namespace gpuraid

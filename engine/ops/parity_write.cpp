@@ -40,9 +40,9 @@ void start_parity_write(Op* op) {
 static Op* sole_cover(Op* op, uint32_t i, uint32_t c0, uint32_t c1) {
   const Geometry& g = op->vol->geometry();
   Op* found = nullptr;
-  StripRange r[kMaxMembers];
+  StripRange scratch[kMaxMembers];
   for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next)) {
-    strip_ranges(g, op->stripe, c->off, c->len, r);
+    const StripRange* r = own_ranges(op, c, scratch);
     if (r[i].empty()) continue;
     if (found || !r[i].covers(c0, c1)) return nullptr;
     found = c;
@@ -54,9 +54,9 @@ static Op* sole_cover(Op* op, uint32_t i, uint32_t c0, uint32_t c1) {
 static void overlay(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips(), c0 = op->w.plan.c0;
-  StripRange r[kMaxMembers];
+  StripRange scratch[kMaxMembers];
   for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next)) {
-    strip_ranges(g, op->stripe, c->off, c->len, r);
+    const StripRange* r = own_ranges(op, c, scratch);
     for (uint32_t i = 0; i < k; i++)
       if (!r[i].empty() && op->w.nd_pool[i])
         memcpy(op->w.nd[i] + (r[i].a - c0), user_ptr(c, op->stripe, i, r[i].a), r[i].b - r[i].a);

@@ -90,9 +90,9 @@ static StripRange role_hull(const Op* op, uint32_t role, uint32_t k) {
 // reconstruction) lands in its buffer. nullptr: an engine buffer is used.
 static Op* reader_covering(Op* op, uint32_t i, StripRange h) {
   const Geometry& g = op->vol->geometry();
-  StripRange r[kMaxMembers];
+  StripRange scratch[kMaxMembers];
   FOR_EACH_READER(op, c) {
-    strip_ranges(g, op->stripe, c->off, c->len, r);
+    const StripRange* r = own_ranges(op, c, scratch);
     if (r[i].a == h.a && r[i].b == h.b) return c;
   }
   return nullptr;
@@ -109,9 +109,9 @@ static void degraded_read_finish(Op* op, int result) {
 static void deliver(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
-  StripRange r[kMaxMembers];
+  StripRange scratch[kMaxMembers];
   FOR_EACH_READER(op, c) {
-    strip_ranges(g, op->stripe, c->off, c->len, r);
+    const StripRange* r = own_ranges(op, c, scratch);
     for (uint32_t i = 0; i < k; i++) {
       if (r[i].empty()) continue;
       const StripRange h = role_hull(op, i, k);
