@@ -39,7 +39,8 @@ void check(XorFn fn, int n, uint32_t len, uint32_t misalign, bool in_place, std:
 void check_all(XorFn fn) {
   std::mt19937 rng(7);
   for (int n : {1, 2, 3, 5, 17, 129})
-    for (uint32_t len : {1u, 31u, 32u, 33u, 127u, 128u, 129u, 4096u, 4096u + 77u, 65536u})
+    for (uint32_t len : {1u, 31u, 32u, 33u, 63u, 64u, 65u, 127u, 128u, 129u, 255u, 256u, 257u, 320u, 4096u,
+                          4096u + 77u, 65536u})
       for (uint32_t misalign : {0u, 1u, 7u, 32u})
         for (bool in_place : {false, true}) check(fn, n, len, misalign, in_place, rng);
 }
@@ -49,6 +50,11 @@ TEST(XorCached, BaselineMatchesByteLoop) { check_all(xor_cached_baseline); }
 TEST(XorCached, Avx2MatchesByteLoop) {
   if (!xor_cached_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2: the AVX2 version cannot run here";
   check_all(xor_cached_avx2);
+}
+
+TEST(XorCached, Avx512MatchesByteLoop) {
+  if (!xor_cached_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: the AVX-512 version cannot run here";
+  check_all(xor_cached_avx512);
 }
 
 TEST(XorCached, DispatchedMatchesByteLoop) { check_all(xor_cached); }
