@@ -2,6 +2,8 @@
 // stripe lock, resumption on the home reactor, and completion.
 #include "engine/ops/op.h"
 
+#include <algorithm>
+
 #include "engine/invariant.h"
 
 namespace gpuraid {
@@ -27,7 +29,8 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->bufs.clear();
   op->lock.owner = op;
   op->task.arg = op;
-  for (auto& rg : op->ranges) rg = StripRange{};
+  // Every reader of ranges stops at the data strips: only those are cleared.
+  std::fill_n(op->ranges, v->geometry().data_strips(), StripRange{});
   req->parts_left++;
   return op;
 }
@@ -171,7 +174,7 @@ uint8_t* user_ptr(const Op* op, uint64_t stripe, uint32_t i, uint32_t col) {
 }
 
 void RunBuilder::add(uint32_t member, uint64_t moff, uint8_t* p, uint32_t len) {
-  MemberIo* io = open_[member];
+  MemberIo* io = (open_mask_ >> member & 1) ? open_[member] : nullptr;
   if (io && (io->offset + io->len != moff || io->len + len > io->drive->max_io_bytes() ||
              io->iov.size() >= 256)) {
     close(member);
@@ -179,6 +182,7 @@ void RunBuilder::add(uint32_t member, uint64_t moff, uint8_t* p, uint32_t len) {
   }
   if (!io) {
     io = open_[member] = prepare_member_io(op_, member, kind_, moff, dsync_);
+    open_mask_ |= 1ull << member;
   } else if (io->iov.empty()) {
     io->iov.push_back({io->buf, io->len});  // second piece: switch to iovecs
     io->buf = nullptr;
@@ -189,9 +193,9 @@ void RunBuilder::add(uint32_t member, uint64_t moff, uint8_t* p, uint32_t len) {
 }
 
 void RunBuilder::close(uint32_t member) {
+  if (!(open_mask_ >> member & 1)) return;
+  open_mask_ &= ~(1ull << member);
   MemberIo* io = open_[member];
-  open_[member] = nullptr;
-  if (!io) return;
   // Pieces that turned out adjacent in memory too go back to one buffer.
   if (!io->iov.empty()) {
     bool contiguous = true;
@@ -207,8 +211,7 @@ void RunBuilder::close(uint32_t member) {
 }
 
 void RunBuilder::flush() {
-  for (uint32_t m = 0; m < kMaxMembers; m++)
-    if (open_[m]) close(m);
+  while (open_mask_) close(uint32_t(__builtin_ctzll(open_mask_)));
 }
 
 uint8_t* op_buffer(Op* op, uint32_t len) {
@@ -304,10 +307,12 @@ void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len
   }
 }
 
-const StripRange* own_ranges(const Op* op, const Op* c, StripRange* scratch) {
-  if (c != op || !op->rider_head) return c->ranges;
-  strip_ranges(op->vol->geometry(), op->stripe, c->off, c->len, scratch);
-  return scratch;
+StripRange own_range(const Op* op, const Op* c, uint32_t i) {
+  if (c != op || !op->rider_head) return c->ranges[i];
+  const Geometry& g = op->vol->geometry();
+  const uint64_t lo = op->stripe * g.stripe_data_bytes() + uint64_t(i) * g.strip_bytes;
+  const uint64_t a = std::max(lo, c->off), b = std::min(lo + g.strip_bytes, c->off + c->len);
+  return a < b ? StripRange{uint32_t(a - lo), uint32_t(b - lo)} : StripRange{};
 }
 
 }  // namespace gpuraid

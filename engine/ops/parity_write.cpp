@@ -38,13 +38,11 @@ void start_parity_write(Op* op) {
 
 // The one writer of strip i whose bytes cover [c0, c1), or nullptr.
 static Op* sole_cover(Op* op, uint32_t i, uint32_t c0, uint32_t c1) {
-  const Geometry& g = op->vol->geometry();
   Op* found = nullptr;
-  StripRange scratch[kMaxMembers];
   for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next)) {
-    const StripRange* r = own_ranges(op, c, scratch);
-    if (r[i].empty()) continue;
-    if (found || !r[i].covers(c0, c1)) return nullptr;
+    const StripRange r = own_range(op, c, i);
+    if (r.empty()) continue;
+    if (found || !r.covers(c0, c1)) return nullptr;
     found = c;
   }
   return found;
@@ -54,13 +52,12 @@ static Op* sole_cover(Op* op, uint32_t i, uint32_t c0, uint32_t c1) {
 static void overlay(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips(), c0 = op->w.plan.c0;
-  StripRange scratch[kMaxMembers];
-  for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next)) {
-    const StripRange* r = own_ranges(op, c, scratch);
-    for (uint32_t i = 0; i < k; i++)
-      if (!r[i].empty() && op->w.nd_pool[i])
-        memcpy(op->w.nd[i] + (r[i].a - c0), user_ptr(c, op->stripe, i, r[i].a), r[i].b - r[i].a);
-  }
+  for (Op* c = op; c; c = (c == op ? op->rider_head : c->rider_next))
+    for (uint32_t i = 0; i < k; i++) {
+      if (!op->w.nd_pool[i]) continue;
+      const StripRange r = own_range(op, c, i);
+      if (!r.empty()) memcpy(op->w.nd[i] + (r.a - c0), user_ptr(c, op->stripe, i, r.a), r.b - r.a);
+    }
 }
 
 static void fail_op(Op* op, int err) {

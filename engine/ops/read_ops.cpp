@@ -31,27 +31,21 @@ static void read_done(Op* op) {
 
 void start_read(Op* op) {
   const Geometry& g = op->vol->geometry();
-  const uint64_t sdb = g.stripe_data_bytes();
-  const uint32_t k = g.data_strips();
   op->read.failed_snapshot = op->vol->failed_mask();
   begin_phase(op, read_done);
   RunBuilder runs(op, MemberIo::Read, false);
-  StripRange r[kMaxMembers];
-  for (uint64_t s = op->off / sdb; s <= (op->off + op->len - 1) / sdb; s++) {
-    strip_ranges(g, s, op->off, op->len, r);
-    const uint64_t failed = op->vol->failed_mask_for(s);
-    for (uint32_t i = 0; i < k; i++) {
-      if (r[i].empty()) continue;
-      int m = g.is_mirror() ? pick_copy(g, s, i, failed, op->home->id()) : int(g.data_member(s, i));
-      if (m < 0 || (failed >> m & 1)) {
-        // No copy left, or the member failed after the request was split:
-        // read_done redoes this part degraded (or fails it with the group).
-        op->read.retry = true;
-        continue;
-      }
-      runs.add(uint32_t(m), member_off(op->vol, s, r[i].a), user_ptr(op, s, i, r[i].a), r[i].b - r[i].a);
+  uint64_t failed = 0, failed_of = UINT64_MAX;  // failed_mask_for(failed_of)
+  for_each_strip(g, op->off, op->len, [&](uint64_t s, uint32_t i, StripRange r) {
+    if (s != failed_of) failed = op->vol->failed_mask_for(failed_of = s);
+    int m = g.is_mirror() ? pick_copy(g, s, i, failed, op->home->id()) : int(g.data_member(s, i));
+    if (m < 0 || (failed >> m & 1)) {
+      // No copy left, or the member failed after the request was split:
+      // read_done redoes this part degraded (or fails it with the group).
+      op->read.retry = true;
+      return;
     }
-  }
+    runs.add(uint32_t(m), member_off(op->vol, s, r.a), user_ptr(op, s, i, r.a), r.b - r.a);
+  });
   runs.flush();
   end_issue(op);
 }
@@ -89,11 +83,9 @@ static StripRange role_hull(const Op* op, uint32_t role, uint32_t k) {
 // A reader whose own bytes of data role i are exactly [a, b): the read (or
 // reconstruction) lands in its buffer. nullptr: an engine buffer is used.
 static Op* reader_covering(Op* op, uint32_t i, StripRange h) {
-  const Geometry& g = op->vol->geometry();
-  StripRange scratch[kMaxMembers];
   FOR_EACH_READER(op, c) {
-    const StripRange* r = own_ranges(op, c, scratch);
-    if (r[i].a == h.a && r[i].b == h.b) return c;
+    const StripRange r = own_range(op, c, i);
+    if (r.a == h.a && r.b == h.b) return c;
   }
   return nullptr;
 }
@@ -109,15 +101,14 @@ static void degraded_read_finish(Op* op, int result) {
 static void deliver(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
-  StripRange scratch[kMaxMembers];
   FOR_EACH_READER(op, c) {
-    const StripRange* r = own_ranges(op, c, scratch);
     for (uint32_t i = 0; i < k; i++) {
-      if (r[i].empty()) continue;
+      const StripRange r = own_range(op, c, i);
+      if (r.empty()) continue;
       const StripRange h = role_hull(op, i, k);
-      const uint8_t* from = op->rd[i] + (r[i].a - h.a);
-      uint8_t* to = user_ptr(c, op->stripe, i, r[i].a);
-      if (from != to) memcpy(to, from, r[i].b - r[i].a);
+      const uint8_t* from = op->rd[i] + (r.a - h.a);
+      uint8_t* to = user_ptr(c, op->stripe, i, r.a);
+      if (from != to) memcpy(to, from, r.b - r.a);
     }
   }
 }

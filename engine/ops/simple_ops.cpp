@@ -45,16 +45,11 @@ void start_mirror_write(Op* op) {
 void start_direct_write(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
-  const uint64_t sdb = g.stripe_data_bytes();
   begin_phase(op, done_absorbing);
   RunBuilder runs(op, MemberIo::Write, op->fua);
-  StripRange r[kMaxMembers];
-  for (uint64_t s = op->off / sdb; s <= (op->off + op->len - 1) / sdb; s++) {
-    strip_ranges(g, s, op->off, op->len, r);
-    for (uint32_t i = 0; i < g.data_strips(); i++)
-      if (!r[i].empty())
-        runs.add(g.data_member(s, i), member_off(v, s, r[i].a), user_ptr(op, s, i, r[i].a), r[i].b - r[i].a);
-  }
+  for_each_strip(g, op->off, op->len, [&](uint64_t s, uint32_t i, StripRange r) {
+    runs.add(g.data_member(s, i), member_off(v, s, r.a), user_ptr(op, s, i, r.a), r.b - r.a);
+  });
   runs.flush();
   end_issue(op);
 }
