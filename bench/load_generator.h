@@ -74,6 +74,7 @@ class LoadGenerator {
   std::mt19937_64 rng_;
   std::vector<Slot> slots_;
   uint64_t region_start_, region_len_, cursor_ = 0;
+  uint64_t pieces_;  // bs-sized pieces of the target (its size, asked once)
   uint64_t in_flight_ = 0;
   const RunClock* clock_ = nullptr;
   bool stopping_ = false;
