@@ -86,6 +86,8 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
   v->members_.reset(new std::atomic<Drive*>[kMaxMembers]);
   v->slots_.reset(new std::atomic<uint32_t>[kMaxMembers]);
   v->data_offset_ = data_offset;
+  // Whole stripes, about kMaxDirectOpBytes: one direct read or RAID 0 write op's most.
+  v->direct_chunk_ = std::max(geo.stripe_data_bytes(), kMaxDirectOpBytes / geo.stripe_data_bytes() * geo.stripe_data_bytes());
   for (size_t i = 0; i < members.size(); i++) {
     int slot = engine.attach(members[i], err);
     if (slot < 0) return nullptr;  // the destructor detaches the slots taken so far
@@ -192,7 +194,7 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
   const uint64_t sdb = geo_.stripe_data_bytes();
   const uint64_t failed = unusable_mask();
   if (failed == 0 || geo_.is_mirror()) {
-    const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
+    const uint64_t chunk = direct_chunk_;
     while (*cursor < end) {
       const uint64_t o = *cursor, e = std::min(end, (o / chunk + 1) * chunk);
       Op* op = new_op(this, r, req, OpKind::Read, c);
@@ -234,7 +236,7 @@ bool Volume::split_write(Reactor& r, IoRequest* req) {
   const uint64_t end = req->offset + req->length;
   uint64_t& cursor = req->next_off;
   if (geo_.description().write_path == WritePath::Direct) {
-    const uint64_t chunk = std::max(sdb, kMaxDirectOpBytes / sdb * sdb);
+    const uint64_t chunk = direct_chunk_;
     while (cursor < end) {
       const uint64_t o = cursor, e = std::min(end, (o / chunk + 1) * chunk);
       Op* op = new_op(this, r, req, OpKind::DirectWrite);

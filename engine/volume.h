@@ -212,6 +212,7 @@ class Volume {
 
   Engine& engine_;
   Geometry geo_;
+  uint64_t direct_chunk_ = 0;  // bytes per direct read / RAID 0 write op at most (create())
   Codec codec_;
   // Fixed size (kMaxMembers); a slot changes only when a failed member is replaced.
   std::unique_ptr<std::atomic<Drive*>[]> members_;

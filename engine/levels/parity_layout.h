@@ -11,12 +11,13 @@ namespace gpuraid {
 
 // Left-symmetric over `width` members, in row `row`: the member (0..width-1)
 // of parity row j, and of data strip di behind `parity` parity rows.
+// (pd + j < 2 * width: a subtraction instead of a second division.)
 inline uint32_t left_symmetric_parity(uint32_t width, uint64_t row, uint32_t j) {
-  const uint32_t pd = width - 1 - uint32_t(row % width);
-  return (pd + j) % width;
+  const uint32_t x = width - 1 - uint32_t(row % width) + j;
+  return x >= width ? x - width : x;
 }
 inline uint32_t left_symmetric_data(uint32_t width, uint32_t parity, uint64_t row, uint32_t di) {
-  return (left_symmetric_parity(width, row, 0) + parity + di) % width;
+  return left_symmetric_parity(width, row, parity + di);
 }
 
 class ParityLayout : public LevelLayout {

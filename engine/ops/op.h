@@ -198,13 +198,16 @@ void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len
 // f(stripe, data strip i, range of that strip) for every strip that
 // [off, off + len) touches, in address order. No array of all k ranges per
 // stripe: zeroing one cost more than a small read's own work.
+// One division per call: strips are powers of two (Geometry::make).
 template <class F>
 void for_each_strip(const Geometry& g, uint64_t off, uint64_t len, F&& f) {
   const uint64_t sdb = g.stripe_data_bytes(), end = off + len;
-  for (uint64_t s = off / sdb; s <= (end - 1) / sdb; s++) {
-    const uint64_t base = s * sdb, a0 = std::max(off, base), a1 = std::min(end, base + sdb);
-    const uint32_t last = uint32_t((a1 - 1 - base) / g.strip_bytes);
-    for (uint32_t i = uint32_t((a0 - base) / g.strip_bytes); i <= last; i++) {
+  const int sh = __builtin_ctz(g.strip_bytes);
+  uint64_t s = off / sdb;
+  for (uint64_t base = s * sdb; base < end; s++, base += sdb) {
+    const uint64_t a0 = std::max(off, base), a1 = std::min(end, base + sdb);
+    const uint32_t last = uint32_t((a1 - 1 - base) >> sh);
+    for (uint32_t i = uint32_t((a0 - base) >> sh); i <= last; i++) {
       const uint64_t lo = base + uint64_t(i) * g.strip_bytes;
       f(s, i, StripRange{uint32_t(std::max(lo, a0) - lo), uint32_t(std::min(lo + g.strip_bytes, a1) - lo)});
     }
