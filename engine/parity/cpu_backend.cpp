@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/parity/gf_update_fused.h"
 #include "engine/parity/isal_raid.h"
 #include "engine/parity/job_check.h"
 #include "engine/parity/parity_backend.h"
@@ -98,6 +99,12 @@ class CpuBackend final : public ParityBackend {
         v[n++] = j->src2[i];
       }
       xor_cached(j->dst[0], v, n, j->len);
+      return 0;
+    }
+    if (fused_update_ && m <= 4) {  // old ^ new folded into the multiply-add: one pass (gf_update_fused.h)
+      for (uint32_t i = 0; i < j->nsrc; i++)
+        gf_update_fused_avx512(j->len, m, c.parity_tables() + size_t(32) * j->src_idx[i], 32 * k, j->src[i],
+                               j->src2[i], j->dst);
       return 0;
     }
     for (uint32_t i = 0; i < j->nsrc; i++) {
@@ -204,6 +211,7 @@ class CpuBackend final : public ParityBackend {
   }
 
   IsalRaid raid_;
+  const bool fused_update_ = gf_update_fused_available();  // else the delta, then ISA-L's update
   std::unordered_map<PatternKey, std::vector<uint8_t>, PatternHash> cache_;
   std::vector<uint8_t> uncached_;  // tables of the last pattern not taken from the cache
   std::vector<uint8_t> scratch_;
