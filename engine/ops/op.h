@@ -193,6 +193,13 @@ void resume_on_home(Op* op, void (*fn)(Op*));
 // (from src[role]), both in ascending role order, as the backends want.
 void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,
                       uint64_t dst_roles, uint8_t* const* dst);
+// The bytes of [off, end) in the strip that starts at logical offset lo,
+// relative to the strip (empty when they miss it). strip_ranges,
+// for_each_strip and own_range all cut through it.
+inline StripRange range_in_strip(uint64_t lo, uint32_t strip_bytes, uint64_t off, uint64_t end) {
+  const uint64_t a = std::max(lo, off), b = std::min(lo + strip_bytes, end);
+  return a < b ? StripRange{uint32_t(a - lo), uint32_t(b - lo)} : StripRange{};
+}
 // Per data strip of `stripe`, the bytes of [off, off+len) it holds.
 void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out);
 // f(stripe, data strip i, range of that strip) for every strip that
@@ -207,10 +214,8 @@ void for_each_strip(const Geometry& g, uint64_t off, uint64_t len, F&& f) {
   for (uint64_t base = s * sdb; base < end; s++, base += sdb) {
     const uint64_t a0 = std::max(off, base), a1 = std::min(end, base + sdb);
     const uint32_t last = uint32_t((a1 - 1 - base) >> sh);
-    for (uint32_t i = uint32_t((a0 - base) >> sh); i <= last; i++) {
-      const uint64_t lo = base + uint64_t(i) * g.strip_bytes;
-      f(s, i, StripRange{uint32_t(std::max(lo, a0) - lo), uint32_t(std::min(lo + g.strip_bytes, a1) - lo)});
-    }
+    for (uint32_t i = uint32_t((a0 - base) >> sh); i <= last; i++)
+      f(s, i, range_in_strip(base + uint64_t(i) * g.strip_bytes, g.strip_bytes, off, end));
   }
 }
 // The range of data strip i that writer or reader c (the op or one of its

@@ -300,19 +300,15 @@ void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_r
 void strip_ranges(const Geometry& g, uint64_t stripe, uint64_t off, uint64_t len, StripRange* out) {
   const uint32_t k = g.data_strips();
   const uint64_t base = stripe * g.stripe_data_bytes();
-  for (uint32_t i = 0; i < k; i++) {
-    uint64_t lo = base + uint64_t(i) * g.strip_bytes, hi = lo + g.strip_bytes;
-    uint64_t a = std::max(lo, off), b = std::min(hi, off + len);
-    out[i] = a < b ? StripRange{uint32_t(a - lo), uint32_t(b - lo)} : StripRange{};
-  }
+  for (uint32_t i = 0; i < k; i++)
+    out[i] = range_in_strip(base + uint64_t(i) * g.strip_bytes, g.strip_bytes, off, off + len);
 }
 
 StripRange own_range(const Op* op, const Op* c, uint32_t i) {
   if (c != op || !op->rider_head) return c->ranges[i];
   const Geometry& g = op->vol->geometry();
-  const uint64_t lo = op->stripe * g.stripe_data_bytes() + uint64_t(i) * g.strip_bytes;
-  const uint64_t a = std::max(lo, c->off), b = std::min(lo + g.strip_bytes, c->off + c->len);
-  return a < b ? StripRange{uint32_t(a - lo), uint32_t(b - lo)} : StripRange{};
+  return range_in_strip(op->stripe * g.stripe_data_bytes() + uint64_t(i) * g.strip_bytes, g.strip_bytes, c->off,
+                        c->off + c->len);
 }
 
 }  // namespace gpuraid
