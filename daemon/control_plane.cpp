@@ -6,6 +6,7 @@
 #include "daemon/logging.h"
 #include "daemon/sysinfo.h"
 #include "daemon/validate.h"
+#include "engine/thread_name.h"
 
 #ifndef GPURAID_VERSION
 #define GPURAID_VERSION "0.0.0"
@@ -143,7 +144,7 @@ void ControlPlane::on_group_event(const std::string& group, const GroupEvent& ev
 }
 
 void ControlPlane::worker() {
-  pthread_setname_np(pthread_self(), "gpuraid-ctl");
+  set_thread_name("gpuraid-ctl");
   std::unique_lock<std::mutex> g(wmu_);
   while (!stopping_) {
     wcv_.wait_for(g, std::chrono::milliseconds(250), [&] { return stopping_ || !pending_.empty(); });

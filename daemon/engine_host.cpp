@@ -1,4 +1,5 @@
 #include "daemon/engine_host.h"
+#include "engine/thread_name.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -30,7 +31,7 @@ EngineHost::~EngineHost() { stop(); }
 void EngineHost::loop(uint32_t i) {
   clockid_t cid;
   if (pthread_getcpuclockid(pthread_self(), &cid) == 0) clocks_[i].store(int64_t(cid));
-  pthread_setname_np(pthread_self(), ("gpuraid-r" + std::to_string(i)).c_str());
+  set_thread_name("gpuraid-r" + std::to_string(i));
   Reactor& r = engine_->reactor(i);
   Reactor::set_current(&r);
   while (!stop_.load(std::memory_order_acquire)) r.poll(true, 50);

@@ -16,6 +16,7 @@
 #include "daemon/event_log.h"
 #include "daemon/logging.h"
 #include "daemon/prom_text.h"
+#include "engine/thread_name.h"
 
 extern char** environ;
 
@@ -72,7 +73,7 @@ void EventHook::offer(const v1::Event& e) {
 }
 
 void EventHook::loop() {
-  pthread_setname_np(pthread_self(), "gpuraid-hook");
+  set_thread_name("gpuraid-hook");
   std::unique_lock<std::mutex> g(mu_);
   for (;;) {
     cv_.wait(g, [&] { return stop_ || !queue_.empty(); });

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "daemon/listeners.h"
+#include "engine/thread_name.h"
 
 namespace gpuraid::daemon {
 
@@ -40,7 +41,10 @@ bool MetricsServer::start(const std::string& addr, std::function<std::string()> 
     return false;
   }
   where_ = "http://" + host + ":" + std::to_string(port) + "/metrics";
-  th_ = std::thread([this] { srv_->listen_after_bind(); });
+  th_ = std::thread([this] {
+    set_thread_name("gpuraid-http");
+    srv_->listen_after_bind();
+  });
   return true;
 }
 

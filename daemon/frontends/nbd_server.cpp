@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "daemon/frontends/nbd_proto.h"
+#include "engine/thread_name.h"
 
 namespace gpuraid {
 
@@ -111,7 +112,10 @@ std::unique_ptr<NbdServer> NbdServer::start(Engine& engine, BlockTarget* target,
     return nullptr;
   }
   if (pipe2(s->wake_, O_CLOEXEC) != 0) return *err = "pipe failed", nullptr;
-  s->listener_ = std::thread([p = s.get()] { p->accept_loop(); });
+  s->listener_ = std::thread([p = s.get()] {
+    set_thread_name("gpuraid-nbd");
+    p->accept_loop();
+  });
   return s;
 }
 
@@ -136,7 +140,10 @@ void NbdServer::accept_loop() {
     Client* c = &clients_.back();
     c->fd = fd;
     c->since = std::chrono::steady_clock::now();
-    c->handshake = std::thread([this, c] { serve(c); });
+    c->handshake = std::thread([this, c] {
+      set_thread_name("gpuraid-nbd-hs");
+      serve(c);
+    });
   }
 }
 

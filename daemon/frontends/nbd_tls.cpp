@@ -1,4 +1,5 @@
 #include "daemon/frontends/nbd_tls.h"
+#include "engine/thread_name.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -148,8 +149,14 @@ std::unique_ptr<NbdTlsPump> NbdTlsPump::start(std::unique_ptr<NbdTlsSession> s, 
   p->fd_ = fd;
   p->pair_ = sv[1];
   *plain = sv[0];
-  p->rx_ = std::thread([q = p.get()] { q->from_client(); });
-  p->tx_ = std::thread([q = p.get()] { q->to_client(); });
+  p->rx_ = std::thread([q = p.get()] {
+    set_thread_name("gpuraid-tls-rx");
+    q->from_client();
+  });
+  p->tx_ = std::thread([q = p.get()] {
+    set_thread_name("gpuraid-tls-tx");
+    q->to_client();
+  });
   return p;
 }
 

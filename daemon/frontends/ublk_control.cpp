@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/eventfd_signal.h"
+#include "engine/thread_name.h"
 
 namespace gpuraid {
 
@@ -39,7 +40,10 @@ std::unique_ptr<UblkControl> UblkControl::open(std::string* err) {
   }
   c->ring_ok_ = true;
   c->wake_fd_ = eventfd(0, EFD_CLOEXEC);
-  c->thread_ = std::thread([p = c.get()] { p->loop(); });
+  c->thread_ = std::thread([p = c.get()] {
+    set_thread_name("gpuraid-ublkctl");
+    p->loop();
+  });
 
   ublk::CtrlCmd cmd{};
   cmd.dev_id = UINT32_MAX;

@@ -12,6 +12,7 @@
 #include "engine/group/metadata_io.h"
 
 #include "engine/clock.h"
+#include "engine/thread_name.h"
 
 namespace gpuraid {
 
@@ -203,7 +204,10 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   // Running: an unclean stop from now on leaves the flag cleared. Before
   // the housekeeper starts, so that none of its updates says clean.
   if (write_superblocks) p = persist([this] { sb.flags &= ~uint32_t(kFlagClean); });
-  housekeeper = std::thread([this] { housekeeping_loop(); });
+  housekeeper = std::thread([this] {
+    set_thread_name("gpuraid-hk");
+    housekeeping_loop();
+  });
   return p;
 }
 
