@@ -110,9 +110,15 @@ void LoadGenerator::run(const RunClock& clock) {
   for (auto& s : slots_) issue(s, now);
   // With nothing completing, the clock is still read now and then, so the
   // end of the window is seen (and a rate cap's next slot).
-  uint32_t quiet_turns = 0;
+  uint32_t quiet_turns = 0, idle_polls = 0;
   while (in_flight_ > 0 || !done_.empty() || (!idle_.empty() && !stopping_)) {
-    r_.poll(false);  // busy-poll, as SPDK's bdevperf does
+    // Busy-poll, as SPDK's bdevperf does, while turns find work (null
+    // drives complete inline). After kSpinPolls empty turns with every slot
+    // in flight, only a completion can move on: block in the ring, as
+    // gpuraidd's reactors do, so that io-wq workers (mem, file and block
+    // drives) get the core instead of a spinning poller.
+    const bool block = idle_polls >= kSpinPolls && idle_.empty();
+    idle_polls = r_.poll(block, 1) ? 0 : idle_polls + 1;
     if (done_.empty() && idle_.empty() && ++quiet_turns < 64) continue;
     quiet_turns = 0;
     now = now_ns();

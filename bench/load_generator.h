@@ -62,6 +62,7 @@ class LoadGenerator {
     uint64_t t0 = 0;
     LoadGenerator* gen = nullptr;
   };
+  static constexpr uint32_t kSpinPolls = 1;  // empty polls before run() blocks in the ring
   static void on_done(IoRequest* r);
   bool may_issue(uint64_t now);
   void issue(Slot& s, uint64_t now);

@@ -52,7 +52,7 @@ double raw_write_mbps(Engine& e, Drive& d) {
       next += kChunk;
     }
     if (next + kChunk > d.size_bytes()) next = d.size_bytes();
-    r.poll(false);
+    r.poll(true, 1);  // blocks until a completion, as the load generator does
   }
   const double secs = double(now_ns() - t0) / 1e9;
   e.detach(slot);
@@ -61,7 +61,7 @@ double raw_write_mbps(Engine& e, Drive& d) {
 
 bool wait_rebuild(Engine& e, Group& g, double* secs) {
   const uint64_t t0 = now_ns();
-  while (g.rebuild_progress().running) e.reactor(0).poll(false);
+  while (g.rebuild_progress().running) e.reactor(0).poll(true, 1);
   *secs = double(now_ns() - t0) / 1e9;
   return g.state() == GroupState::Optimal;
 }

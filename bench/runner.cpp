@@ -102,7 +102,7 @@ void fill(Engine& e, Volume& v) {
       s.busy = true;
       next += s.req.length;
     }
-    r.poll(false);
+    r.poll(true, 1);  // blocks until a completion: io-wq workers need the core
     busy = 0;
     for (auto& s : slots) {
       busy += s.busy;
