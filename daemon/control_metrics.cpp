@@ -49,6 +49,9 @@ void io_metrics(PromText& p, const v1::Stats& s, const std::map<std::string, std
   p.sample("member_ios_total", {{"op", "read"}}, e.member_reads());
   p.sample("member_ios_total", {{"op", "write"}}, e.member_writes());
   p.sample("member_ios_total", {{"op", "flush"}}, e.member_flushes());
+  p.family("member_ios_merged_total", "counter",
+           "Member I/Os that rode on a neighbour's request to the same drive (plug merging).");
+  p.sample("member_ios_merged_total", {}, e.member_ios_merged());
   p.family("member_bytes_total", "counter", "Member bytes moved by the engine.");
   p.sample("member_bytes_total", {{"op", "read"}}, e.member_bytes_read());
   p.sample("member_bytes_total", {{"op", "write"}}, e.member_bytes_written());

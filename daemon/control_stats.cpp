@@ -125,6 +125,7 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
     e->set_member_bytes_read(e->member_bytes_read() + rs.member_bytes_read);
     e->set_member_bytes_written(e->member_bytes_written() + rs.member_bytes_written);
     e->set_member_errors(e->member_errors() + rs.member_errors);
+    e->set_member_ios_merged(e->member_ios_merged() + rs.member_ios_merged);
   }
   e->set_reactor_cpu_s(host_.reactor_cpu_seconds());
   {

@@ -40,6 +40,8 @@ Reactor::Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend>
   r = io_uring_register_files_sparse(&ring_, max_files);
   if (r < 0) throw std::runtime_error(std::string("io_uring_register_files_sparse: ") + strerror(-r));
   per_slot_.reset(new DriveCounters[max_files]);
+  plug_head_.assign(max_files, nullptr);
+  plug_tail_.assign(max_files, nullptr);
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) throw std::runtime_error("eventfd failed");
   unsubmitted_.reserve(ring_entries);
@@ -87,6 +89,8 @@ MemberIo* Reactor::alloc_io() {
   io->iov.clear();
   io->buf = nullptr;
   io->dsync = false;
+  io->no_merge = false;
+  io->merged_next = nullptr;
   io->res = 0;
   io->due_ns = 0;
   return io;
@@ -145,7 +149,8 @@ void Reactor::submit(MemberIo* io) {
     if (uint32_t us = f.latency_us()) io->due_ns = now_ns() + uint64_t(us) * 1000;
   }
   in_flight_++;
-  if (!prep(io)) unsubmitted_.push_back(io);
+  if (pluggable(io)) plug_.push_back(io);  // prepared at the turn's submission point
+  else if (!prep(io)) unsubmitted_.push_back(io);
 }
 
 bool Reactor::prep(MemberIo* io) {
@@ -167,7 +172,9 @@ bool Reactor::prep(MemberIo* io) {
     stats_.member_flushes++;
   } else {
     const bool wr = io->kind == MemberIo::Write;
-    if (io->iov.empty()) {
+    if (io->merged_next) {
+      prep_merged(sqe, io);
+    } else if (io->iov.empty()) {
       const uint32_t len = io->len - io->short_by;
       int bi = buffer_index(io->buf, len);
       if (bi >= 0) {
@@ -183,7 +190,7 @@ bool Reactor::prep(MemberIo* io) {
     }
     if (wr && io->dsync) sqe->rw_flags = RWF_DSYNC;
     sqe->flags |= IOSQE_FIXED_FILE;
-    count_issued(wr, io->len);
+    if (!io->merged_next) count_issued(wr, io->len);
   }
   io_uring_sqe_set_data(sqe, io);
   pending_sqes_++;
@@ -522,6 +529,7 @@ bool Reactor::poll(bool block, int timeout_ms) {
   bool work = false;
   work |= drain_inbox();
   work |= run_deferred();
+  flush_plug();
   while (!unsubmitted_.empty()) {
     MemberIo* io = unsubmitted_.back();
     if (!prep(io)) break;
@@ -579,7 +587,9 @@ unsigned Reactor::reap_cq(bool hold) {
     }
     auto* io = static_cast<MemberIo*>(io_uring_cqe_get_data(cqe));
     ring_member_ios_--;
-    if (hold) {
+    if (io->merged_next) {
+      complete_merged(io, cqe->res);  // never in lockstep (hold)
+    } else if (hold) {
       io->res = cqe->res;
       reaped_.push_back(io);
     } else {

@@ -42,6 +42,14 @@ struct MemberIo {
   uint64_t issue_ns = 0;        // the reactor's turn clock at issue (latency histograms)
   uint32_t short_by = 0;        // injected short transfer: bytes not moved
   MemberIo* next = nullptr;     // free list / delayed list
+  // Plug merging (reactor_plug.cpp), reactor-internal: the I/Os that ride
+  // on this one's SQE (it is their chain's head), their bytes, the head's
+  // own iovecs for the merged SQE, and "issue alone" after a merged
+  // transfer came back short or failed.
+  MemberIo* merged_next = nullptr;
+  uint32_t merged_len = 0;
+  bool no_merge = false;
+  std::vector<iovec> merged_iov;
 };
 
 // A completion for an SQE that is not a member I/O (frontends: ublk
@@ -78,6 +86,9 @@ struct ReactorStats {
   uint64_t member_reads = 0, member_writes = 0, member_flushes = 0;
   uint64_t member_bytes_read = 0, member_bytes_written = 0;
   uint64_t member_errors = 0;
+  // Member I/Os that rode on a neighbour's SQE (plug merging): member I/Os
+  // counted above minus this is what the drives saw (flushes aside).
+  uint64_t member_ios_merged = 0;
 };
 
 class Reactor {
@@ -156,6 +167,13 @@ class Reactor {
 
  private:
   bool prep(MemberIo* io);
+  // Plug merging (reactor_plug.cpp): read/write I/O to file, block and mem
+  // drives waits in plug_ until the turn's submission point, where I/Os of
+  // one kind that continue each other on a drive become one vectored SQE.
+  bool pluggable(const MemberIo* io) const;
+  void flush_plug();
+  void prep_merged(io_uring_sqe* sqe, MemberIo* head);
+  void complete_merged(MemberIo* head, int res);
   void prep_passthrough(io_uring_sqe* sqe, MemberIo* io);  // nvme-char members
   void count_issued(bool write, uint32_t len);
   void complete(MemberIo* io, int res);
@@ -202,6 +220,10 @@ class Reactor {
   MemberIo* free_ios_ = nullptr;
   MemberIo* delayed_ = nullptr;       // completions held back by injected latency
   std::vector<MemberIo*> unsubmitted_;  // SQ was full
+  std::vector<MemberIo*> plug_;         // this turn's I/O, merged and prepared by flush_plug()
+  // flush_plug: per drive slot, the chain that may still grow (both ends),
+  // and every chain's head in the order the turn issued them.
+  std::vector<MemberIo*> plug_head_, plug_tail_, plug_heads_;
   uint64_t in_flight_ = 0;
   uint64_t ring_member_ios_ = 0;      // member I/Os prepared into the ring, not yet reaped
   uint64_t next_seq_ = 0;
