@@ -70,6 +70,18 @@ fio_verify() {  # name file/dev size extra...
       --iodepth=16 --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split --offset_increment=$size \
       --verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting "$@" >$W/fio.$name 2>&1
 }
+# Returns once fio (pid) has made FILE at least BYTES long and a second
+# more has passed, so that a kill lands while it writes whatever the
+# machine's speed; false if fio ended first.
+fio_writing() {  # pid file bytes
+  for _ in $(seq 1 150); do
+    kill -0 $1 2>/dev/null || return 1
+    [ "$(stat -c %s $2 2>/dev/null || echo 0)" -ge $3 ] && break
+    sleep 0.2
+  done
+  sleep 1
+  kill -0 $1 2>/dev/null
+}
 fio_iops() { sed -n 's/.*\(write\|read\): IOPS=\([^,]*\),.*/\1 \2/p' $W/fio.$1 | tr '\n' ' '; }
 
 step_params() {

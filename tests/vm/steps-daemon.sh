@@ -167,10 +167,9 @@ step_daemon_degraded_crash() {
   $C pd fail pd1 >/dev/null || { fail "pd fail pd1"; return 1; }
   local round fpid
   for round in 1 2; do
-    fio_verify dcrash$round /mnt/vd/crash$round.dat 16M &
+    fio_verify dcrash$round /mnt/vd/crash$round.dat 32M &
     fpid=$!
-    sleep 4
-    kill -0 $fpid 2>/dev/null || fail "fio ended before the kill (make it longer)"
+    fio_writing $fpid /mnt/vd/crash$round.dat $((32 << 20)) || fail "fio ended before the kill (make it longer)"
     kill_daemon
     start_daemon --ublk-on-exit keep || { kill $fpid; return 1; }
     local state=$(group_field r5 'g["state"]')
