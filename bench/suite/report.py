@@ -103,14 +103,20 @@ def _rebuild_table(cases):
     limit = sel[0].summary["rebuild"]["rate_limit"]
     lines = [f"Rebuild of one member (rate cap {f'{limit / 1e6:.1f} MB/s' if limit else 'none'}: the suite caps it so "
              "that it outlasts the measured window; the idle rebuild runs free), MB/s of member "
-             "data, and as a share of the replacement drive's raw sequential write rate. \"Lasted\": runs in which "
+             "data, and as a share of the replacement drive's raw sequential write rate (its second pass: a mem "
+             "drive's first writes allocate its pages). The I/O bound is the rebuild's own member I/O (k survivor "
+             "reads and one replacement write per 1 MiB run, the same window) done raw, with no parity: on drives "
+             "that share the same cores it is well below the raw write rate. \"Lasted\": runs in which "
              "the rebuild was still running at the end of the measured window (otherwise part of the window was "
              "a healthy array).", "",
              "| Workload | under this load: MB/s (share of raw write) | foreground idle: MB/s (share) "
-             "| replacement raw write MB/s | lasted the window |", "|---|---|---|---|---|"]
+             "| I/O bound MB/s (idle share of it) | replacement raw write MB/s | lasted the window |",
+             "|---|---|---|---|---|---|"]
     for c in sel:
         r = c.summary["rebuild"]
-        lines.append(f"| {c.workload.name} | {_rate(r, 'under_load')} | {_rate(r, 'idle')} "
+        bound = (f"{r['io_bound_mbps']:,.0f} ({r['idle_ratio_to_bound']:.2f})" if r.get("io_bound_mbps") is not None
+                 else DASH)
+        lines.append(f"| {c.workload.name} | {_rate(r, 'under_load')} | {_rate(r, 'idle')} | {bound} "
                      f"| {_rate(r, 'replacement_raw_write')} | {r['lasted_window_runs']} of {r['runs']} runs |")
     return lines + [""]
 

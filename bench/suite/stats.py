@@ -67,6 +67,7 @@ def summarize_rebuild(rebuilds):
     # Targets other than inproc measure no rates: only the cap and whether the rebuild outlasted the window.
     med = {k: statistics.median(r[k] for r in rebuilds)
            for k in ("under_load_mbps", "under_load_ratio_to_raw_write", "idle_mbps", "idle_ratio_to_raw_write",
-                     "replacement_raw_write_mbps") if all(k in r for r in rebuilds)}
+                     "replacement_raw_write_mbps", "io_bound_mbps", "idle_ratio_to_bound")
+           if all(r.get(k) is not None for r in rebuilds)}
     return {**med, "rate_limit": rebuilds[0]["rate_limit"],
             "lasted_window_runs": sum(bool(r["lasted_window"]) for r in rebuilds), "runs": len(rebuilds)}

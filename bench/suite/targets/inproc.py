@@ -109,6 +109,8 @@ class InprocTarget(Target):
                             "idle_mbps": out["rebuild_idle"]["mbps"],
                             "idle_ratio_to_raw_write": out["rebuild_idle"]["ratio_to_raw_write"],
                             "replacement_raw_write_mbps": out["replacement_raw_write_mbps"],
+                            "io_bound_mbps": out.get("rebuild_io_bound_mbps"),
+                            "idle_ratio_to_bound": out["rebuild_idle"].get("ratio_to_bound"),
                             "rate_limit": out["config"].get("rebuild_rate_limit", 0),
                             "lasted_window": rebuilt < 0.99 * member}}
 
