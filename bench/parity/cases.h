@@ -57,6 +57,10 @@ void run_isal(benchmark::State& state, const ParityCase& c, const Mode& mode);
 // ISA-L's portable xor_gen_base / pq_gen_base on aligned buffers: what a
 // fallback to _base would cost instead of the bounce (uses_raid_gen cases).
 void run_isal_base(benchmark::State& state, const ParityCase& c, const Mode& mode);
+// Update only: the whole read-modify-write from ISA-L's own calls (xor_gen
+// for the delta, then ec_encode_data_update), the job the backend does;
+// "isal" is given the delta for free.
+void run_isal_rmw(benchmark::State& state, const ParityCase& c, const Mode& mode);
 void run_backend(benchmark::State& state, const ParityCase& c, const Mode& mode, const Shape& shape);
 void run_decode_setup(benchmark::State& state, const ParityCase& c);
 void run_memcpy(benchmark::State& state, const Mode& mode);

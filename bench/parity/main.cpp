@@ -47,6 +47,8 @@ void register_all(const std::vector<const Mode*>& modes) {
       const std::string base = c.name() + "/" + m->name;
       benchmark::RegisterBenchmark((base + "/isal").c_str(), run_isal, c, *m);
       benchmark::RegisterBenchmark((base + "/backend").c_str(), run_backend, c, *m, aligned_shape());
+      if (c.op == ParityCase::Update)
+        benchmark::RegisterBenchmark((base + "/isal-rmw").c_str(), run_isal_rmw, c, *m);
       if (!uses_raid_gen(c)) continue;
       // What buffers ISA-L's xor_gen/pq_gen cannot take cost the backend
       // (bounced), beside ISA-L's portable _base functions.

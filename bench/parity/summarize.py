@@ -28,7 +28,9 @@ def main(path):
     print(f"GB/s of data in per core (CPU time), median of {max(len(v) for v in rates.values())} repetitions; "
           f"{ctx.get('date', '')}, {ctx.get('num_cpus', '?')} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz, "
           f"load average {ctx.get('load_avg', '?')} at the start; "
-          "cell: ISA-L direct / engine backend (backend ÷ ISA-L). memcpy counts bytes copied, read bytes read.\n")
+          "cell: ISA-L direct / engine backend (backend ÷ ISA-L); updates add ISA-L's whole read-modify-write "
+          "(isal-rmw: xor_gen for the delta, then ec_encode_data_update) and backend ÷ that. memcpy counts bytes "
+          "copied, read bytes read.\n")
     print("| operation | " + " | ".join(sizes) + " |")
     print("|---|" + "---|" * len(sizes))
     for op in ops:
@@ -36,8 +38,10 @@ def main(path):
         for s in sizes:
             isal = statistics.median(rates[(op, s, "isal")]) if (op, s, "isal") in rates else None
             back = statistics.median(rates[(op, s, "backend")]) if (op, s, "backend") in rates else None
+            rmw = statistics.median(rates[(op, s, "isal-rmw")]) if (op, s, "isal-rmw") in rates else None
             if isal is not None and back is not None:
-                cells.append(f"{isal:.1f} / {back:.1f} ({back / isal:.2f})")
+                cells.append(f"{isal:.1f} / {back:.1f} ({back / isal:.2f})" +
+                             (f"; rmw {rmw:.1f} ({back / rmw:.2f})" if rmw else ""))
             else:
                 cells.append(f"{isal or back:.1f}" if (isal or back) else "–")
         print(f"| {op} | " + " | ".join(cells) + " |")
