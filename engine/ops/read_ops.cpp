@@ -33,6 +33,17 @@ void start_read(Op* op) {
   const Geometry& g = op->vol->geometry();
   op->read.failed_snapshot = op->vol->failed_mask();
   begin_phase(op, read_done);
+  // Within one strip of a striped level (most small reads): one member
+  // read, without the run builder's bookkeeping.
+  const uint64_t sdb = g.stripe_data_bytes(), s = op->off / sdb, in_stripe = op->off - s * sdb;
+  const int sh = __builtin_ctz(g.strip_bytes);  // strips are powers of two (Geometry::make)
+  const uint32_t i = uint32_t(in_stripe >> sh), col = uint32_t(in_stripe & (g.strip_bytes - 1));
+  if (!g.is_mirror() && col + op->len <= g.strip_bytes) {
+    const uint32_t m = g.data_member(s, i);
+    if (op->vol->failed_mask_for(s) >> m & 1) op->read.retry = true;  // read_done redoes it degraded
+    else issue_member_io(op, m, MemberIo::Read, member_off(op->vol, s, col), op->buf, uint32_t(op->len), false);
+    return end_issue(op);
+  }
   RunBuilder runs(op, MemberIo::Read, false);
   uint64_t failed = 0, failed_of = UINT64_MAX;  // failed_mask_for(failed_of)
   for_each_strip(g, op->off, op->len, [&](uint64_t s, uint32_t i, StripRange r) {
