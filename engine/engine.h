@@ -24,7 +24,7 @@ struct EngineConfig {
   // for some to come back (see engine/ops/op_pool.h).
   uint32_t ops_per_reactor = 1024;
   // Longest a sequential stream's parity write waits for the rest of its
-  // stripe (engine/ops/write_gather.h); 0: never held.
+  // stripe (engine/ops/stripe_gather.h); 0: never held.
   uint32_t write_gather_us = 1000;
   // Member bytes of one rebuild run's I/O (engine/ops/rebuild_run.h); about
   // kRebuildInFlightBytes per member stay in flight however it is cut.

@@ -25,7 +25,7 @@ struct IoRequest {
   Task complete_task;
   uint64_t next_off = 0;           // the split: first byte not yet handed to an op
   IoRequest* wait_next = nullptr;  // parked for ops (OpPool)
-  bool stream = false;             // a write that continues a recent one (ops/write_gather.h)
+  bool stream = false;             // continues a recent request of its kind (ops/stripe_gather.h)
 };
 
 }  // namespace gpuraid

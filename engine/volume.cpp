@@ -209,8 +209,12 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
   }
   // Degraded: one op per stripe; every read of a stripe that lost a data
   // strip takes the stripe lock, so that reads of it gather and each
-  // survivor is read once (ops/read_ops.cpp).
+  // survivor is read once (ops/read_ops.cpp); a stream's read that leaves
+  // the rest of such a stripe to its next reads is held for them
+  // (ops/stripe_gather.h).
   const uint64_t data_roles = (1ull << geo_.data_strips()) - 1;
+  StripeGather& gather = op_pool(r.id()).read_gather();
+  if (c == OpClass::Foreground && *cursor == req->offset) req->stream = gather.note_request(req->offset, req->length);
   while (*cursor < end) {
     const uint64_t o = *cursor, s = o / sdb, e = std::min(end, (s + 1) * sdb);
     Op* op = new_op(this, r, req, OpKind::Read, c);
@@ -223,11 +227,13 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
     strip_ranges(geo_, s, o, e - o, op->ranges);
     if (failed_roles(geo_, s, failed_mask_for(s)) & data_roles) {
       op->kind = OpKind::DegradedRead;
+      gather.op_started();
       start_degraded_read(op);
     } else {
       start_read(op);
     }
   }
+  if (gather.holding()) gather.scan();  // held stripes take the reads that queued on them
   return true;
 }
 
@@ -250,8 +256,8 @@ bool Volume::split_write(Reactor& r, IoRequest* req) {
     return true;
   }
   const OpKind kind = geo_.is_mirror() ? OpKind::MirrorWrite : OpKind::ParityWrite;
-  WriteGather& gather = op_pool(r.id()).gather();
-  if (kind == OpKind::ParityWrite && cursor == req->offset) req->stream = gather.note_write(req->offset, req->length);
+  StripeGather& gather = op_pool(r.id()).write_gather();
+  if (kind == OpKind::ParityWrite && cursor == req->offset) req->stream = gather.note_request(req->offset, req->length);
   while (cursor < end) {
     const uint64_t o = cursor, s = o / sdb, e = std::min(end, (s + 1) * sdb);
     Op* op = new_op(this, r, req, kind);

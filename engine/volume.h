@@ -34,9 +34,10 @@ struct VolumeStats {
   std::atomic<uint64_t> degraded_reads{0}, merged_writes{0}, retried_reads{0};
   // Reads of a degraded stripe served by another read's member I/O (riders).
   std::atomic<uint64_t> merged_reads{0};
-  // Parity writes held for the rest of their stripe (ops/write_gather.h),
-  // and those of them that went on because the hold time ran out.
-  std::atomic<uint64_t> held_writes{0}, held_expired{0};
+  // Parity writes and degraded reads held for the rest of their stripe
+  // (ops/stripe_gather.h), and those of them that went on because the hold
+  // time ran out.
+  std::atomic<uint64_t> held_writes{0}, held_reads{0}, held_expired{0};
   // Rebuild stripes written onto the member, and stripes a partial rebuild
   // (a member back from a path loss) skipped because the member holds them.
   std::atomic<uint64_t> rebuild_stripes_written{0}, rebuild_stripes_skipped{0};

@@ -47,7 +47,6 @@ struct WriteCtx {
   WritePlan plan;
   uint8_t* nd[kMaxMembers];   // per data role: new content over [plan.c0, plan.c1)
   bool nd_pool[kMaxMembers];  // nd[i] is an engine buffer (not a writer's)
-  Op* held_next = nullptr;    // held for the rest of its stripe (ops/write_gather.h)
   // Write-hole guard (ppl/ppl_stage.cpp): log slots held, entry buffer, what runs after the log.
   uint64_t ppl_reserved = 0;
   std::vector<uint8_t> ppl_mem;
@@ -104,6 +103,7 @@ struct Op {
   Op* rider_tail = nullptr;
   Op* rider_next = nullptr;
   int rider_result = 0;
+  Op* held_next = nullptr;  // held for the rest of its stripe (ops/stripe_gather.h)
 
   // Execution state of the current phase: a counted fan-out of member I/Os
   // (begin_phase, issue_member_io, end_issue); phase_done runs once, when
@@ -149,6 +149,9 @@ void finish_maintenance(Op* op, int result);
 // An op for a part of req, or nullptr when the pool has none for class c
 // now (Foreground, Maintenance; Retry always gets one).
 Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c = OpClass::Foreground);
+// The gathering an op of this kind takes part in on its reactor (parity
+// writes, degraded reads), or nullptr.
+StripeGather* gather_of(const Op* op);
 // Completes the op's part of its request (and its riders'), frees it.
 void finish_op(Op* op, int result);
 // A member I/O of the op's phase, filled but not yet issued (for runs

@@ -21,9 +21,9 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->read = ReadCtx{};
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
-  op->w.held_next = nullptr;
+  op->held_next = nullptr;
   op->maint.run = nullptr;
-  if (kind == OpKind::ParityWrite) v->op_pool(r.id()).gather().op_started();
+  if (kind == OpKind::ParityWrite) v->op_pool(r.id()).write_gather().op_started();
   op->pending = 0;
   op->errored = op->used = 0;
   op->bufs.clear();
@@ -78,12 +78,19 @@ bool take_riders(Op* op, std::atomic<uint64_t>& merged) {
       });
 }
 
-// Back to its pool; a parity write counts out of its reactor's gathering.
-static void put_op(Op* op) {
+StripeGather* gather_of(const Op* op) {
   OpPool& pool = op->vol->op_pool(op->home->id());
-  const bool parity_write = op->kind == OpKind::ParityWrite;
-  pool.put(op);
-  if (parity_write) pool.gather().op_finished();
+  if (op->kind == OpKind::ParityWrite) return &pool.write_gather();
+  if (op->kind == OpKind::DegradedRead) return &pool.read_gather();
+  return nullptr;
+}
+
+// Back to its pool; a parity write or degraded read counts out of its
+// reactor's gathering.
+static void put_op(Op* op) {
+  StripeGather* g = gather_of(op);
+  op->vol->op_pool(op->home->id()).put(op);
+  if (g) g->op_finished();
 }
 
 static void rider_finish(Op* r) {

@@ -6,7 +6,8 @@
 namespace gpuraid {
 
 OpPool::OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve, uint64_t gather_hold_ns)
-    : vol_(v), r_(r), capacity_(capacity), reserve_(reserve), gather_(r, gather_hold_ns) {
+    : vol_(v), r_(r), capacity_(capacity), reserve_(reserve), write_gather_(r, gather_hold_ns, &VolumeStats::merged_writes, &VolumeStats::held_writes, false),
+      read_gather_(r, gather_hold_ns, &VolumeStats::merged_reads, &VolumeStats::held_reads, true) {
   GPR_ASSERT(reserve < capacity, "op pool of %u with a reserve of %u", capacity, reserve);
   resume_.arg = this;
   resume_.run = on_ops_back;
@@ -14,7 +15,7 @@ OpPool::OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve, uint6
 
 OpPool::~OpPool() {
   GPR_ASSERT(!wait_head_ && !resume_.is_queued(), "op pool destroyed with requests parked");
-  GPR_ASSERT(!gather_.holding(), "op pool destroyed with writes held");
+  GPR_ASSERT(!write_gather_.holding() && !read_gather_.holding(), "op pool destroyed with ops held");
   while (free_) {
     Op* n = free_->next_free;
     delete free_;

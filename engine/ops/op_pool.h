@@ -13,7 +13,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "engine/ops/write_gather.h"
+#include "engine/ops/stripe_gather.h"
 #include "engine/task.h"
 
 namespace gpuraid {
@@ -47,8 +47,10 @@ class OpPool {
   uint32_t in_use() const { return in_use_; }
   uint32_t peak() const { return peak_; }
   uint32_t capacity() const { return capacity_; }
-  // This reactor's parity writes held for full stripes (same lifetime).
-  WriteGather& gather() { return gather_; }
+  // This reactor's parity writes held for full stripes, and its degraded
+  // reads held for the rest of their stripe (same lifetime).
+  StripeGather& write_gather() { return write_gather_; }
+  StripeGather& read_gather() { return read_gather_; }
   // Requests submitted on this reactor: foreground activity, which other
   // threads read (the background work's rate policy). One writer: a plain
   // load and store, no read-modify-write on the hot path.
@@ -65,7 +67,7 @@ class OpPool {
   IoRequest* wait_head_ = nullptr;
   IoRequest* wait_tail_ = nullptr;
   Task resume_;  // resumes parked requests once ops are back
-  WriteGather gather_;
+  StripeGather write_gather_, read_gather_;
   std::atomic<uint64_t> requests_{0};
 };
 

@@ -27,8 +27,8 @@ static void go(Op* op) {
 static void locked(Op* op) {
   take_riders(op, op->vol->mutable_stats().merged_writes);  // queued writes to this stripe ride along
   // A stream's write that leaves the rest of the stripe for its next
-  // writes waits for them (ops/write_gather.h).
-  if (op->vol->op_pool(op->home->id()).gather().try_hold(op, go)) return;
+  // writes waits for them (ops/stripe_gather.h).
+  if (op->vol->op_pool(op->home->id()).write_gather().try_hold(op, go)) return;
   go(op);
 }
 

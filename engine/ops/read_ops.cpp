@@ -73,8 +73,17 @@ static void degraded_read_locked(Op* op);
 // Ops served by one gathered read: the holder, then its riders.
 #define FOR_EACH_READER(op, c) for (Op* c = (op); c; c = (c == (op) ? (op)->rider_head : c->rider_next))
 
+// Released from a hold (ops/stripe_gather.h): the reads queued meanwhile ride too.
+static void degraded_read_go(Op* op) {
+  take_riders(op, op->vol->mutable_stats().merged_reads);
+  degraded_read_locked(op);
+}
+
 static void degraded_read_granted(Op* op) {
   take_riders(op, op->vol->mutable_stats().merged_reads);
+  // A stream's read that leaves the rest of its stripe to its next reads
+  // waits for them.
+  if (op->vol->op_pool(op->home->id()).read_gather().try_hold(op, degraded_read_go)) return;
   degraded_read_locked(op);
 }
 

@@ -231,7 +231,7 @@ TEST(Volume, SequentialSmallWritesMergeIntoFullStripes) {
   while (done < int(reqs.size())) a.reactor().poll(true, 10);
   EXPECT_GT(a.vol().stats().merged_writes.load(), reqs.size() / 2);
   // Only the stream's first write, before it is known to be one, is written
-  // alone; every later stripe waits for its rest (ops/write_gather.h).
+  // alone; every later stripe waits for its rest (ops/stripe_gather.h).
   EXPECT_EQ(a.vol().stats().rmw_writes.load(), 1u);
   EXPECT_EQ(a.vol().stats().full_stripe_writes.load(), 7u);
   AlignedBuf got(data.size());

@@ -1,11 +1,11 @@
-#include "engine/ops/write_gather.h"
+#include "engine/ops/stripe_gather.h"
 
 #include "engine/invariant.h"
 #include "engine/ops/op.h"
 
 namespace gpuraid {
 
-bool WriteGather::note_write(uint64_t off, uint64_t len) {
+bool StripeGather::note_request(uint64_t off, uint64_t len) {
   for (uint64_t& end : stream_end_) {
     if (end != off || off == 0) continue;
     end = off + len;
@@ -28,7 +28,7 @@ static bool stripe_full(const Op* op) { return whole_strips(op) == op->vol->geom
 
 // The op's bytes are a head [0, x) of its stripe, short of the whole: the
 // stream it belongs to goes on in this stripe.
-bool WriteGather::qualifies(const Op* op) const {
+bool StripeGather::qualifies(const Op* op) const {
   if (hold_ns_ == 0 || !op->req->stream || op->fua) return false;
   const uint32_t k = op->vol->geometry().data_strips(), i = whole_strips(op);
   if (i == k) return false;  // full already
@@ -39,24 +39,30 @@ bool WriteGather::qualifies(const Op* op) const {
 }
 
 // Held ops and the riders of this reactor they carry: none of them moves
-// until a held op goes on.
-uint32_t WriteGather::held_weight() const {
+// until a held op goes on. With weigh_parts_, each counts with the other
+// parts of its request (a request over two stripes): those cannot complete
+// the request while this part waits, so their completions bring the
+// submitter no new request either. Counted as if they were all ours: more
+// weight only releases sooner.
+uint32_t StripeGather::held_weight() const {
   uint32_t w = 0;
-  for (const Op* h = head_; h; h = h->w.held_next) {
-    w++;
-    for (const Op* rd = h->rider_head; rd; rd = rd->rider_next) w += rd->home == r_;
+  auto weight = [&](const Op* o) { return weigh_parts_ ? o->req->parts_left : 1u; };
+  for (const Op* h = head_; h; h = h->held_next) {
+    w += weight(h);
+    for (const Op* rd = h->rider_head; rd; rd = rd->rider_next)
+      if (rd->home == r_) w += weight(rd);
   }
   return w;
 }
 
-bool WriteGather::try_hold(Op* op, void (*go)(Op*)) {
+bool StripeGather::try_hold(Op* op, void (*go)(Op*)) {
   if (!qualifies(op)) return false;
   go_ = go;
-  op->w.held_next = nullptr;
-  if (tail_) tail_->w.held_next = op;
+  op->held_next = nullptr;
+  if (tail_) tail_->held_next = op;
   else head_ = op;
   tail_ = op;
-  op->vol->mutable_stats().held_writes++;
+  (op->vol->mutable_stats().*held_)++;
   op->task.run = expired;
   op->task.arg = op;
   r_->defer_until(&op->task, r_->turn_ns() + hold_ns_);
@@ -64,49 +70,49 @@ bool WriteGather::try_hold(Op* op, void (*go)(Op*)) {
   return true;
 }
 
-void WriteGather::unlink(Op* op) {
+void StripeGather::unlink(Op* op) {
   Op** pp = &head_;
   Op* prev = nullptr;
   while (*pp != op) {
     GPR_ASSERT(*pp, "op %p (stripe %llu) is not held", (void*)op, (unsigned long long)op->stripe);
     prev = *pp;
-    pp = &(*pp)->w.held_next;
+    pp = &(*pp)->held_next;
   }
-  *pp = op->w.held_next;
+  *pp = op->held_next;
   if (tail_ == op) tail_ = prev;
-  op->w.held_next = nullptr;
+  op->held_next = nullptr;
 }
 
-void WriteGather::release(Op* op) {
+void StripeGather::release(Op* op) {
   const bool was_timed = r_->cancel_timed(&op->task);
   GPR_ASSERT(was_timed, "held op %p (stripe %llu) had no hold timer", (void*)op, (unsigned long long)op->stripe);
   unlink(op);
   resume_on_home(op, go_);  // next turn: never inside the caller's completion or split
 }
 
-void WriteGather::expired(Task* t) {
+void StripeGather::expired(Task* t) {
   Op* op = static_cast<Op*>(t->arg);
-  WriteGather& g = op->vol->op_pool(op->home->id()).gather();
+  StripeGather& g = *gather_of(op);
   g.unlink(op);
   op->vol->mutable_stats().held_expired++;
   g.go_(op);
 }
 
-void WriteGather::release_if_idle() {
+void StripeGather::release_if_idle() {
   if (head_ && live_ <= held_weight())
     while (head_) release(head_);
 }
 
-void WriteGather::op_finished() {
-  GPR_ASSERT(live_ > 0, "a parity write finished that never started");
+void StripeGather::op_finished() {
+  GPR_ASSERT(live_ > 0, "an op finished that never started (gathering)");
   live_--;
   release_if_idle();
 }
 
-void WriteGather::scan() {
+void StripeGather::scan() {
   for (Op* op = head_; op;) {
-    Op* next = op->w.held_next;
-    const bool waited_for = take_riders(op, op->vol->mutable_stats().merged_writes);
+    Op* next = op->held_next;
+    const bool waited_for = take_riders(op, op->vol->mutable_stats().*merged_);
     // A FUA rider (take_riders passed its FUA on) wants its write durable now.
     if (waited_for || stripe_full(op) || op->fua) release(op);
     op = next;
