@@ -82,58 +82,63 @@ void run_isal(benchmark::State& state, const ParityCase& c, const Mode& mode) {
   report_rate(state, c.data_in_per_stripe(b->strip()) * b->stripes());
 }
 
-void run_isal_base(benchmark::State& state, const ParityCase& c, const Mode& mode) {
+namespace {
+
+// The read-modify-write the backend does, from ISA-L calls (old data in
+// place, new data in the spare): the delta into the old data with the
+// given XOR, then ec_encode_data_update folds it into the parity rows.
+int isal_update(int (*xor_fn)(int, int, void**), StripeBuffers& b, size_t s, const std::vector<uint8_t*>& rows,
+                int k, int m, const uint8_t* tbls) {
+  const int len = int(b.strip());
+  void* v[3] = {rows[s % k], b.spare(s, 0), rows[s % k]};
+  const int failed = xor_fn(3, len, v);
+  ec_encode_data_update(len, k, m, int(s % k), const_cast<uint8_t*>(tbls), rows[s % k],
+                        const_cast<uint8_t**>(rows.data()) + k);
+  return failed;
+}
+
+// Runs one(b, stripe, rows, tables) over every stripe, per iteration; a
+// nonzero return from any call fails the benchmark with `what`.
+template <class F>
+void run_per_stripe(benchmark::State& state, const ParityCase& c, const Mode& mode, const char* what, F one) {
   auto b = buffers_for(mode, c.k, c.m);
-  const int len = int(b->strip()), k = int(c.k), m = int(c.m);
+  const int k = int(c.k), m = int(c.m);
   std::vector<uint8_t> a = matrix(c), tbls(32 * size_t(k) * m);
   ec_init_tables(k, m, a.data() + size_t(k) * k, tbls.data());
   int failed = 0;
   for (auto _ : state) {
-    for (size_t s = 0; s < b->stripes(); s++) {
-      std::vector<uint8_t*> rows = b->rows(s);
-      void* v[kMaxVec] = {};
-      if (c.op == ParityCase::Update) {  // as the backend: delta into the old data, then fold it in
-        v[0] = rows[s % k];
-        v[1] = b->spare(s, 0);
-        v[2] = rows[s % k];
-        failed |= xor_gen_base(3, len, v);
-        ec_encode_data_update(len, k, m, int(s % k), tbls.data(), rows[s % k], rows.data() + k);
-      } else if (c.code == Code::Xor) {
-        const int lost = c.op == ParityCase::Decode ? int(c.lost) : 0;
-        for (int i = 0; i < k; i++) v[i] = rows[size_t(lost + i)];
-        v[k] = lost ? b->spare(s, 0) : rows[size_t(k)];
-        failed |= xor_gen_base(k + 1, len, v);
-      } else {
-        for (int i = 0; i < k + 2; i++) v[i] = rows[size_t(i)];
-        failed |= pq_gen_base(k + 2, len, v);
-      }
-    }
+    for (size_t s = 0; s < b->stripes(); s++) failed |= one(*b, s, b->rows(s), tbls.data());
     benchmark::ClobberMemory();
   }
-  if (failed) state.SkipWithError("ISA-L _base call failed");
+  if (failed) state.SkipWithError(what);
   report_rate(state, c.data_in_per_stripe(b->strip()) * b->stripes());
 }
 
+}  // namespace
+
+void run_isal_base(benchmark::State& state, const ParityCase& c, const Mode& mode) {
+  const int k = int(c.k), m = int(c.m);
+  run_per_stripe(state, c, mode, "ISA-L _base call failed",
+                 [&](StripeBuffers& b, size_t s, const std::vector<uint8_t*>& rows, const uint8_t* tbls) {
+                   const int len = int(b.strip());
+                   void* v[kMaxVec] = {};
+                   if (c.op == ParityCase::Update) return isal_update(xor_gen_base, b, s, rows, k, m, tbls);
+                   if (c.code == Code::Xor) {
+                     const int lost = c.op == ParityCase::Decode ? int(c.lost) : 0;
+                     for (int i = 0; i < k; i++) v[i] = rows[size_t(lost + i)];
+                     v[k] = lost ? b.spare(s, 0) : rows[size_t(k)];
+                     return xor_gen_base(k + 1, len, v);
+                   }
+                   for (int i = 0; i < k + 2; i++) v[i] = rows[size_t(i)];
+                   return pq_gen_base(k + 2, len, v);
+                 });
+}
+
 void run_isal_rmw(benchmark::State& state, const ParityCase& c, const Mode& mode) {
-  auto b = buffers_for(mode, c.k, c.m);
-  const int len = int(b->strip()), k = int(c.k), m = int(c.m);
-  std::vector<uint8_t> a = matrix(c), tbls(32 * size_t(k) * m);
-  ec_init_tables(k, m, a.data() + size_t(k) * k, tbls.data());
-  int failed = 0;
-  for (auto _ : state) {
-    for (size_t s = 0; s < b->stripes(); s++) {
-      std::vector<uint8_t*> rows = b->rows(s);
-      // The whole read-modify-write from ISA-L's own calls, as the backend
-      // takes it (old data in place, new data in the spare): the delta into
-      // the old data with xor_gen, then ec_encode_data_update folds it in.
-      void* v[3] = {rows[s % k], b->spare(s, 0), rows[s % k]};
-      failed |= xor_gen(3, len, v);
-      ec_encode_data_update(len, k, m, int(s % k), tbls.data(), rows[s % k], rows.data() + k);
-    }
-    benchmark::ClobberMemory();
-  }
-  if (failed) state.SkipWithError("ISA-L xor_gen failed");
-  report_rate(state, c.data_in_per_stripe(b->strip()) * b->stripes());
+  run_per_stripe(state, c, mode, "ISA-L xor_gen failed",
+                 [&](StripeBuffers& b, size_t s, const std::vector<uint8_t*>& rows, const uint8_t* tbls) {
+                   return isal_update(xor_gen, b, s, rows, int(c.k), int(c.m), tbls);
+                 });
 }
 
 void run_decode_setup(benchmark::State& state, const ParityCase& c) {
