@@ -144,6 +144,7 @@ int Volume::submit(Reactor& r, IoRequest* req, std::string* why) {
   req->result = 0;
   req->parts_left = 1;  // the split guard: no part completes the request while it is being split
   req->next_off = req->offset;
+  req->stream = false;  // set by the split of a parity write or degraded read (ops/stripe_gather.h)
   OpPool& pool = op_pool(r.id());
   pool.count_request();
   if (failed()) {
