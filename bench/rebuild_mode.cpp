@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 #include "bench/io_bound.h"
 #include "engine/group/group.h"
@@ -15,61 +14,14 @@ namespace {
 
 using json = nlohmann::json;
 
-// The replacement drive's own sequential write rate: 1 MiB writes, 8 in
-// flight, over the whole drive, through the same reactor and io_uring.
-double raw_write_mbps(Engine& e, Drive& d) {
-  std::string err;
-  const int slot = e.attach(&d, &err);
-  if (slot < 0) return 0;
-  Reactor& r = e.reactor(0);
-  r.claim();
-  constexpr uint32_t kChunk = 1u << 20, kDepth = 8;
-  const size_t mark = r.pool().reserved_mark();
-  uint8_t* buf = r.pool().reserve(kChunk);
-  memset(buf, 0x5a, kChunk);
-  struct Ctx {
-    uint32_t in_flight = 0;
-    bool failed = false;
-  } ctx;
-  uint64_t next = 0;
-  const uint64_t t0 = now_ns();
-  while (next < d.size_bytes() || ctx.in_flight) {
-    while (ctx.in_flight < kDepth && next + kChunk <= d.size_bytes()) {
-      MemberIo* io = r.alloc_io();
-      io->kind = MemberIo::Write;
-      io->drive = &d;
-      io->slot = uint32_t(slot);
-      io->offset = next;
-      io->len = kChunk;
-      io->buf = buf;
-      io->ctx = &ctx;
-      io->done = [](MemberIo* x) {
-        auto* c = static_cast<Ctx*>(x->ctx);
-        c->in_flight--;
-        c->failed |= x->res < 0;
-        // The reactor that owns the io frees it: reactor 0 here.
-        Reactor::current()->free_io(x);
-      };
-      r.submit(io);
-      ctx.in_flight++;
-      next += kChunk;
-    }
-    if (next + kChunk > d.size_bytes()) next = d.size_bytes();
-    r.poll(true, 1);  // blocks until a completion, as the load generator does
-  }
-  const double secs = double(now_ns() - t0) / 1e9;
-  r.pool().release_reserved(mark);
-  e.detach(slot);
-  return ctx.failed ? 0 : double(d.size_bytes() / kChunk * kChunk) / secs / 1e6;
-}
-
 // The rebuild's I/O bound: the member I/O a rebuild of one member issues
 // (per run: `k` survivor reads of run_bytes at one offset, then one write
 // of as much to the replacement), over the whole replacement, with no
 // parity, locks or checkpoints, `depth` runs in flight, through the same
 // reactor and io_uring. On drives that share one resource (mem drives: the
 // same cores' copies) this is well below the replacement's raw write rate,
-// and the rebuild is judged against it.
+// and the rebuild is judged against it. With no survivors it is the
+// replacement's own sequential write rate (raw_write_mbps).
 double raw_rebuild_io_mbps(Engine& e, const std::vector<Drive*>& survivors, Drive& spare, uint32_t run_bytes,
                            uint32_t depth) {
   struct Ctx;
@@ -131,7 +83,7 @@ double raw_rebuild_io_mbps(Engine& e, const std::vector<Drive*>& survivors, Driv
   ctx.runs.resize(attached ? depth : 0);
   for (Run& run : ctx.runs) {
     run.ctx = &ctx;
-    run.buf = r.pool().reserve(size_t(k) * run_bytes);
+    run.buf = r.pool().reserve(size_t(std::max(k, 1u)) * run_bytes);  // the write's bytes at least
   }
   uint64_t next = 0;
   const uint64_t t0 = now_ns();
@@ -145,6 +97,7 @@ double raw_rebuild_io_mbps(Engine& e, const std::vector<Drive*>& survivors, Driv
       ctx.in_flight++;
       for (uint32_t i = 0; i < k; i++)
         ctx.issue(run, MemberIo::Read, i, run.buf + size_t(i) * run_bytes, Ctx::read_done);
+      if (k == 0) ctx.issue(run, MemberIo::Write, k, run.buf, Ctx::write_done);  // drives[k]: the replacement
     }
     r.poll(true, 1);
   }
@@ -154,6 +107,10 @@ double raw_rebuild_io_mbps(Engine& e, const std::vector<Drive*>& survivors, Driv
     if (s >= 0) e.detach(s);
   return !attached || ctx.failed ? 0 : double(end) / secs / 1e6;
 }
+
+// The replacement drive's own sequential write rate: 1 MiB writes, 8 in
+// flight, over the whole drive, through the same reactor and io_uring.
+double raw_write_mbps(Engine& e, Drive& d) { return raw_rebuild_io_mbps(e, {}, d, 1u << 20, 8); }
 
 bool wait_rebuild(Engine& e, Group& g, double* secs) {
   const uint64_t t0 = now_ns();
