@@ -253,8 +253,8 @@ int main(int argc, char** argv) {
     out["raid"]["engine"] = {{"full_stripe_writes", st.full_stripe_writes.load()}, {"rmw_writes", st.rmw_writes.load()},
                              {"rcw_writes", st.rcw_writes.load()}, {"degraded_writes", st.degraded_writes.load()},
                              {"degraded_reads", st.degraded_reads.load()}, {"merged_writes", st.merged_writes.load()},
-                             {"merged_reads", st.merged_reads.load()}, {"held_writes", st.held_writes.load()}, {"held_reads", st.held_reads.load()},
-                             {"held_expired", st.held_expired.load()},
+                             {"merged_reads", st.merged_reads.load()}, {"held_writes", st.held_writes.load()},
+                             {"held_reads", st.held_reads.load()}, {"held_expired", st.held_expired.load()},
                              {"guard_logged_writes", o.write_hole_guard ? ppl->logged_writes() : 0}};
   }
   if (o.compare && mraw.iops > 0) {

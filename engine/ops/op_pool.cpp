@@ -6,7 +6,11 @@
 namespace gpuraid {
 
 OpPool::OpPool(Volume* v, Reactor* r, uint32_t capacity, uint32_t reserve, uint64_t gather_hold_ns)
-    : vol_(v), r_(r), capacity_(capacity), reserve_(reserve), write_gather_(r, gather_hold_ns, &VolumeStats::merged_writes, &VolumeStats::held_writes, false),
+    : vol_(v),
+      r_(r),
+      capacity_(capacity),
+      reserve_(reserve),
+      write_gather_(r, gather_hold_ns, &VolumeStats::merged_writes, &VolumeStats::held_writes, false),
       read_gather_(r, gather_hold_ns, &VolumeStats::merged_reads, &VolumeStats::held_reads, true) {
   GPR_ASSERT(reserve < capacity, "op pool of %u with a reserve of %u", capacity, reserve);
   resume_.arg = this;
