@@ -1,5 +1,8 @@
 // Plug merging: member I/O that continues another one on the same drive in
-// the same reactor turn goes to the kernel as one vectored SQE. A run of
+// the same reactor turn goes to the kernel as one vectored SQE, in
+// whatever order the turn issued them (a gather's run of stripes, a
+// stream's requests that completed out of order): the turn's I/O is
+// sorted by drive and offset first, as the block layer sorts its plug. A run of
 // full-stripe writes (one op per stripe, each writing one strip per member)
 // then reaches each member as one large write, as the block layer's plug
 // merges bios; io_uring merges nothing across SQEs, and mem/file members
@@ -8,7 +11,9 @@
 // gets its own result (a failing drive's error lands on the right op).
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "engine/io/drive.h"
 #include "engine/reactor.h"
@@ -46,6 +51,17 @@ bool Reactor::pluggable(const MemberIo* io) const {
 
 void Reactor::flush_plug() {
   if (plug_.empty()) return;
+  // By slot, then offset (a flush after its slot's reads and writes), then
+  // issue order: deterministic, and I/Os of one slot at one offset keep
+  // their order. In-flight I/Os were never ordered among themselves
+  // (io_uring runs SQEs concurrently; the stripe lock orders writes).
+  std::sort(plug_.begin(), plug_.end(), [](const MemberIo* a, const MemberIo* b) {
+    if (a->slot != b->slot) return a->slot < b->slot;
+    const uint64_t ao = a->kind == MemberIo::Flush ? UINT64_MAX : a->offset;
+    const uint64_t bo = b->kind == MemberIo::Flush ? UINT64_MAX : b->offset;
+    if (ao != bo) return ao < bo;
+    return a->seq < b->seq;
+  });
   plug_heads_.clear();
   for (MemberIo* io : plug_) {
     io->merged_next = nullptr;
