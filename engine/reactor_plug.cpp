@@ -2,11 +2,11 @@
 // the same reactor turn goes to the kernel as one vectored SQE, in
 // whatever order the turn issued them (a gather's run of stripes, a
 // stream's requests that completed out of order): the turn's I/O is
-// sorted by drive and offset first, as the block layer sorts its plug. A run of
-// full-stripe writes (one op per stripe, each writing one strip per member)
-// then reaches each member as one large write, as the block layer's plug
-// merges bios; io_uring merges nothing across SQEs, and mem/file members
-// never reach a block layer, so this is ours. A merged transfer that comes
+// sorted by drive and offset first. A run of full-stripe writes (one op
+// per stripe, each writing one strip per member) then reaches each member
+// as one large write, as the block layer's plug sorts and merges bios;
+// io_uring merges nothing across SQEs, and mem/file members never reach a
+// block layer, so this is ours. A merged transfer that comes
 // back short or failed is issued again part by part, so that every part
 // gets its own result (a failing drive's error lands on the right op).
 #include <sys/uio.h>

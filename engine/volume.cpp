@@ -218,7 +218,8 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
   if (c == OpClass::Foreground && *cursor == req->offset) req->stream = gather.note_request(req->offset, req->length);
   while (*cursor < end) {
     const uint64_t o = *cursor, s = o / sdb, e = std::min(end, (s + 1) * sdb);
-    Op* op = new_op(this, r, req, OpKind::Read, c);
+    const bool lost_data = failed_roles(geo_, s, failed_mask_for(s)) & data_roles;
+    Op* op = new_op(this, r, req, lost_data ? OpKind::DegradedRead : OpKind::Read, c);
     if (!op) return false;
     op->off = o;
     op->len = e - o;
@@ -226,13 +227,8 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
     op->stripe = s;
     *cursor = e;
     strip_ranges(geo_, s, o, e - o, op->ranges);
-    if (failed_roles(geo_, s, failed_mask_for(s)) & data_roles) {
-      op->kind = OpKind::DegradedRead;
-      gather.op_started();
-      start_degraded_read(op);
-    } else {
-      start_read(op);
-    }
+    if (lost_data) start_degraded_read(op);
+    else start_read(op);
   }
   if (gather.holding()) gather.scan();  // held stripes take the reads that queued on them
   return true;

@@ -23,7 +23,7 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->rider_result = 0;
   op->held_next = nullptr;
   op->maint.run = nullptr;
-  if (kind == OpKind::ParityWrite) v->op_pool(r.id()).write_gather().op_started();
+  if (StripeGather* g = gather_of(op)) g->op_started();  // put_op counts it out
   op->pending = 0;
   op->errored = op->used = 0;
   op->bufs.clear();
