@@ -148,9 +148,12 @@ void NbdServer::accept_loop() {
 }
 
 bool NbdServer::admit() {
+  // A handshake cut off at its timeout is dropped (its socket shut down)
+  // even while its thread is still winding down: the client already sees
+  // the end, and may connect again at once.
   size_t live = 0;
   for (auto& c : clients_)
-    if (!c.handshake_done || (c.conn && !c.conn->closed())) live++;
+    if ((!c.handshake_done && !c.expired) || (c.conn && !c.conn->closed())) live++;
   if (live < limits_.max_connections) return true;
   frontend_log("nbd: export '%s': connection refused: %zu connections already (the limit)\n", info_.name.c_str(),
           live);
