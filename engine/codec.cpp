@@ -5,6 +5,7 @@
 #include <cassert>
 
 #include "engine/gf256.h"
+#include "engine/parity/gf_gfni.h"
 
 namespace gpuraid {
 
@@ -30,6 +31,8 @@ void Codec::build() {
   if (m_ > 0) {
     tables_.assign(size_t(32) * k_ * m_, 0);
     ec_init_tables(int(k_), int(m_), matrix_.data() + size_t(k_) * k_, tables_.data());
+    gfni_.resize(size_t(k_) * m_);
+    gfni_matrices(k_ * m_, tables_.data(), gfni_.data());
   }
 }
 

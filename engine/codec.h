@@ -28,6 +28,8 @@ class Codec {
   }
   // ec_init_tables() output for the m parity rows (32 bytes per coefficient).
   const uint8_t* parity_tables() const { return tables_.data(); }
+  // The same coefficients as GFNI bit matrices (parity/gf_gfni.h), m x k.
+  const uint64_t* parity_gfni() const { return gfni_.data(); }
 
   // Coefficients that rebuild the rows `erased` (indices 0..k+m-1) from the
   // k rows `survivors`: out is n_erased x k, row-major, so that
@@ -42,6 +44,7 @@ class Codec {
   uint32_t k_, m_;
   std::vector<uint8_t> matrix_;
   std::vector<uint8_t> tables_;
+  std::vector<uint64_t> gfni_;
 };
 
 }  // namespace gpuraid

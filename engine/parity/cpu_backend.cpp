@@ -1,8 +1,10 @@
 // CPU parity backend over ISA-L: xor_gen for RAID 5, pq_gen for RAID 6,
-// ec_encode_data for ec; decode tables cached per failure pattern; the
-// read-modify-write XORs through xor_cached (cached stores). Takes
-// every job parity_backend.h allows: xor_gen and pq_gen go through IsalRaid
-// (any alignment and length), the ec calls take any pointer and length.
+// ec_encode_data for ec and for recoveries (or its GFNI equivalent,
+// gf_gfni.h, where the CPU has GFNI); decode tables cached per failure
+// pattern; the read-modify-write XORs through xor_cached (cached stores).
+// Takes every job parity_backend.h allows: xor_gen and pq_gen go through
+// IsalRaid (any alignment and length), the ec calls take any pointer and
+// length.
 #include <isa-l/erasure_code.h>
 #include <isa-l/raid.h>
 
@@ -12,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/parity/gf_gfni.h"
 #include "engine/parity/gf_update_fused.h"
 #include "engine/parity/isal_raid.h"
 #include "engine/parity/job_check.h"
@@ -77,10 +80,18 @@ class CpuBackend final : public ParityBackend {
       return c.kind() == CodeKind::Xor ? raid_.xor_gen(int(k + 1), j.len, v)
                                        : raid_.pq_gen(int(k + 2), j.len, v);
     }
-    // ec_encode_data takes any pointer and length (vmovdqu; _base below a vector).
-    ec_encode_data(int(j.len), int(k), int(m), const_cast<uint8_t*>(c.parity_tables()),
-                   const_cast<uint8_t**>(j.src), const_cast<uint8_t**>(dst));
+    dot_prod(j.len, k, m, c.parity_tables(), c.parity_gfni(), j.src, dst);
     return 0;
+  }
+
+  // dst[r] = sum over j of coefficient (r, j) * src[j], the coefficients
+  // given as ISA-L tables and as the same GFNI matrices. Any pointer and
+  // length (ec_encode_data: vmovdqu, _base below a vector; GFNI: masked tails).
+  void dot_prod(uint32_t len, uint32_t k, uint32_t rows, const uint8_t* tables, const uint64_t* gfni,
+                const uint8_t* const* src, uint8_t* const* dst) {
+    if (gfni_) return gf_dot_prod_gfni(len, k, rows, gfni, src, dst);
+    ec_encode_data(int(len), int(k), int(rows), const_cast<uint8_t*>(tables), const_cast<uint8_t**>(src),
+                   const_cast<uint8_t**>(dst));
   }
 
   // Read-modify-write: fold each data delta into every parity row. The XORs
@@ -118,10 +129,16 @@ class CpuBackend final : public ParityBackend {
     return 0;
   }
 
-  // ec_init_tables() output for this pattern, or nullptr if the survivors
-  // cannot rebuild the erasures.
-  const std::vector<uint8_t>* tables_for(const Codec& c, const uint8_t* surv, const uint8_t* erased,
-                                         uint32_t ne) {
+  // A decode pattern's coefficients: ec_init_tables() output and the same
+  // as GFNI matrices.
+  struct DecodeTables {
+    std::vector<uint8_t> isal;
+    std::vector<uint64_t> gfni;
+  };
+
+  // The tables of this pattern, or nullptr if the survivors cannot rebuild
+  // the erasures.
+  const DecodeTables* tables_for(const Codec& c, const uint8_t* surv, const uint8_t* erased, uint32_t ne) {
     PatternKey key{uint32_t(c.kind()) << 16 | c.k() << 8 | c.m(), 0, 0};
     for (uint32_t i = 0; i < c.k(); i++) key.survivors |= 1ull << surv[i];
     for (uint32_t e = 0; e < ne; e++) key.erased |= 1ull << erased[e];
@@ -133,11 +150,13 @@ class CpuBackend final : public ParityBackend {
   }
 
   static bool make_tables(const Codec& c, const uint8_t* surv, const uint8_t* erased, uint32_t ne,
-                          std::vector<uint8_t>* tables) {
+                          DecodeTables* tables) {
     std::vector<uint8_t> coeffs(size_t(ne) * c.k());
     if (!c.decode_coeffs(surv, erased, ne, coeffs.data())) return false;
-    tables->resize(size_t(32) * c.k() * ne);
-    ec_init_tables(int(c.k()), int(ne), coeffs.data(), tables->data());
+    tables->isal.resize(size_t(32) * c.k() * ne);
+    ec_init_tables(int(c.k()), int(ne), coeffs.data(), tables->isal.data());
+    tables->gfni.resize(size_t(c.k()) * ne);
+    gfni_matrices(c.k() * ne, tables->isal.data(), tables->gfni.data());
     return true;
   }
 
@@ -177,14 +196,13 @@ class CpuBackend final : public ParityBackend {
     // The cache key is a pair of sets, so it only stands for the tables when
     // rows come in ascending order (the engine always passes them so); any
     // other order is computed without the cache.
-    const std::vector<uint8_t>* t = nullptr;
+    const DecodeTables* t = nullptr;
     if (ascending(j->src_idx, k) && ascending(j->dst_idx, j->ndst))
       t = tables_for(c, j->src_idx, j->dst_idx, j->ndst);
     else if (make_tables(c, j->src_idx, j->dst_idx, j->ndst, &uncached_))
       t = &uncached_;
     if (!t) return -EINVAL;
-    ec_encode_data(int(j->len), int(k), int(j->ndst), const_cast<uint8_t*>(t->data()), j->src,
-                   j->dst);
+    dot_prod(j->len, k, j->ndst, t->isal.data(), t->gfni.data(), j->src, j->dst);
     return 0;
   }
 
@@ -212,8 +230,9 @@ class CpuBackend final : public ParityBackend {
 
   IsalRaid raid_;
   const bool fused_update_ = gf_update_fused_available();  // else the delta, then ISA-L's update
-  std::unordered_map<PatternKey, std::vector<uint8_t>, PatternHash> cache_;
-  std::vector<uint8_t> uncached_;  // tables of the last pattern not taken from the cache
+  const bool gfni_ = gf_gfni_available();                  // else ISA-L's ec_encode_data
+  std::unordered_map<PatternKey, DecodeTables, PatternHash> cache_;
+  DecodeTables uncached_;  // tables of the last pattern not taken from the cache
   std::vector<uint8_t> scratch_;
 };
 
