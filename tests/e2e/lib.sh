@@ -26,8 +26,9 @@ fail() {
 }
 gp() { "$BIN/gpuraid" "$@"; }
 
+# start_daemon [OPTION...]: gpuraidd on STATE_DIR (default $T/state).
 start_daemon() {
-  "$BIN/gpuraidd" --state-dir "$T/state" --socket "$SOCK" "$@" >>"$T/daemon.log" 2>&1 &
+  "$BIN/gpuraidd" --state-dir "${STATE_DIR:-$T/state}" --socket "$SOCK" "$@" >>"$T/daemon.log" 2>&1 &
   DPID=$!
   # DAEMON_START_S: how long to wait (slow machines, e.g. the TCG VM lane).
   for _ in $(seq $((${DAEMON_START_S:-10} * 10))); do

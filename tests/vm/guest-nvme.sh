@@ -13,24 +13,7 @@
 # from the same namespaces, found by identity, and the data verifies.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../e2e/lib.sh" "$1"
-DAEMON_START_S=180
-W=${VMLANE_WORK:-/run/lane}
-mkdir -p "$W"
-RESULTS=${VMLANE_RESULTS:-$W/results}
-log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-result() { echo "$*" >>"$RESULTS"; log "result: $*"; }
-trap 'cp -f "$T/daemon.log" "$W/daemon.log" 2>/dev/null; cleanup' EXIT
-
-modprobe nvme && modprobe ublk_drv || fail "modules"
-# Block devices by serial, from sysfs (the namespace's device: a controller,
-# or with native multipath the subsystem; both have `serial`).
-dev_of() {
-  for b in /sys/block/nvme*n1; do
-    [ "$(tr -d ' ' <"$b/device/serial" 2>/dev/null)" = "$1" ] && { echo "/dev/$(basename "$b")"; return 0; }
-  done
-  return 1
-}
+source "$here/guest-e2e-lib.sh" "$1"
 wait_namespaces() {
   for _ in $(seq 300); do
     local n=0

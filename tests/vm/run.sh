@@ -9,6 +9,9 @@
 # in order ("-" = none), e.g. "- logical_block_size=4096,physical_block_size=4096".
 # VMLANE_SHARE=DIR (an existing host directory) is mounted read-write at the
 # same path in the guest, for results that outlive the run dir.
+# VMLANE_DRIVES=DIR (an existing host directory): the drive images live there
+# and are kept; an image already there is used as it is (the next boot of a
+# power-loss test sees what the last one left), a missing one is made fresh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 nvme=${VMLANE_NVME:-4}
@@ -73,12 +76,15 @@ read -r -a dev_opts <<<"${VMLANE_NVME_OPTS:-}"
 # reaches only it), its exit status in $rc.
 boot() {
   local drives=() i extra
+  local dir=${VMLANE_DRIVES:-$run}
   for i in $(seq 0 $((nvme - 1))); do
-    rm -f "$run/nvme$i.img"
-    truncate -s "$nvme_size" "$run/nvme$i.img"
+    if [ -z "${VMLANE_DRIVES:-}" ] || [ ! -f "$dir/nvme$i.img" ]; then
+      rm -f "$dir/nvme$i.img"
+      truncate -s "$nvme_size" "$dir/nvme$i.img"
+    fi
     extra=${dev_opts[$i]:--}
     [ "$extra" = - ] && extra="" || extra=",$extra"
-    drives+=(-drive "file=$run/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads"
+    drives+=(-drive "file=$dir/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads"
              -device "nvme,serial=vmlane$i,drive=nv$i$extra")
   done
   timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \

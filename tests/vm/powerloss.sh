@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The power-loss lane: boots the guest (run.sh) with six emulated NVMe
+# drives whose images outlive the boot, runs guest-powerloss.sh's `cut`
+# phase (applications on a ublk RAID 5, then sysrq b: the power cut), boots
+# again on the same images and runs its `check` phase. Once per scenario
+# (the group's state at the cut), each from fresh drives:
+#   powerloss.sh BINDIR [normal] [degraded] [rebuilding]   (default: all three)
+# Exit 77 (skip) only when qemu or the kernel package cannot be obtained.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(cd "${1:?BINDIR}" && pwd)
+shift
+scenarios=${*:-normal degraded rebuilding}
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed (scripts/setup.sh)"; exit 77; }
+rc=0
+"$here/kernel.sh" >/dev/null || rc=$?
+[ $rc -eq 77 ] && { echo "SKIP: the Debian 6.12 kernel could not be obtained"; exit 77; }
+[ $rc -eq 0 ] || exit $rc
+
+dir=$(mktemp -d /tmp/gpuraid-powerloss-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+guest() {  # phase scenario: one boot running guest-powerloss.sh; its status
+  VMLANE_NVME=6 VMLANE_NVME_SIZE=128M VMLANE_TIMEOUT=${VMLANE_TIMEOUT:-600} VMLANE_DRIVES=$dir/drives \
+    VMLANE_SHARE=$dir/share "$here/run.sh" -- \
+    bash -c "VMLANE_WORK=\$PWD/work VMLANE_RESULTS=$dir/share/results bash $here/guest-powerloss.sh $bin $1 $dir/share $2"
+}
+for round in $scenarios; do
+  rm -rf "$dir/drives" "$dir/share"
+  mkdir -p "$dir/drives" "$dir/share"
+  echo "== $round: applications, then the power cut"
+  rc=0
+  guest cut $round || rc=$?
+  # The cut leaves no status (125): the guest died at sysrq b, as meant.
+  if [ ! -f "$dir/share/cut" ] || [ $rc -ne 125 ]; then
+    echo "FAIL ($round): the cut phase ended with $rc before cutting the power" >&2
+    tail -30 "$dir/share/daemon-cut.log" 2>/dev/null >&2 || true
+    exit 1
+  fi
+  echo "== $round: the next boot on the same drives"
+  rc=0
+  guest check $round || rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "FAIL ($round): the check after the power cut (exit $rc)" >&2
+    tail -40 "$dir/share/daemon-check.log" 2>/dev/null >&2 || true
+    exit 1
+  fi
+  cat "$dir/share/results"
+done
