@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
   app.add_option("--state", o.state, "normal, or rebuilding: measure while member 0 is rebuilt onto a spare drive")
       ->capture_default_str();
   app.add_option("--rebuild-rate", o.rebuild_rate, "rebuild rate limit per second (0 = unlimited)")->capture_default_str();
+  app.add_option("--rebuild-min", o.rebuild_min,
+                 "rate the rebuild is held to while the foreground runs (md's speed_limit_min; 0 = not held)")
+      ->capture_default_str();
   app.add_option("--rate-iops", o.rate_iops, "cap the foreground at this many IOPS in total (0 = as fast as it goes)");
   app.add_option("--runs", o.runs, "runs per target; --compare alternates raw and raid")->capture_default_str();
   app.add_option("--parity-backend", o.parity_backend, "auto, cpu, cuda, reference")->capture_default_str();
@@ -104,6 +107,8 @@ int main(int argc, char** argv) {
   if (o.state != "normal" && o.state != "rebuilding") return fail_usage("--state must be normal or rebuilding");
   uint64_t rebuild_rate;
   if (!parse_size(o.rebuild_rate, &rebuild_rate)) return fail_usage("bad --rebuild-rate '" + o.rebuild_rate + "'");
+  uint64_t rebuild_min;
+  if (!parse_size(o.rebuild_min, &rebuild_min)) return fail_usage("bad --rebuild-min '" + o.rebuild_min + "'");
   if (o.state == "rebuilding" && (dt != DriveType::Mem && dt != DriveType::File))
     return fail_usage("--state rebuilding needs mem or file drives (a rebuilt group keeps metadata on its members)");
   if (o.state == "rebuilding" && o.fail) return fail_usage("--state rebuilding fails member 0 itself: drop --fail");
@@ -162,7 +167,7 @@ int main(int argc, char** argv) {
   w.iodepth = o.iodepth;
   w.rate_iops = o.rate_iops / o.threads;
   if (o.state == "rebuilding") {
-    RebuildSetup rs{level, o.parity, uint32_t(strip), rebuild_rate};
+    RebuildSetup rs{level, o.parity, uint32_t(strip), rebuild_rate, rebuild_min};
     int rc = run_rebuild_mode(*engine, std::move(drives), rs, w, o, backend_name);
     cleanup();
     return rc;

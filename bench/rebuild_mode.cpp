@@ -164,7 +164,9 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   RaidTarget raid(g->volume());
   // Foreground baseline on the healthy drives, then the same load during a rebuild.
   RunResult raw_fg = run_once(e, rawt, w, o, o.seed);
-  if (!g->fail_member(0, &err) || (g->set_rebuild_rate(rs.rate_bytes_s), !g->replace_member(0, std::move(spare), true, &err))) {
+  g->set_rebuild_rate(rs.rate_bytes_s);
+  g->set_rebuild_min_rate(rs.min_rate_bytes_s);
+  if (!g->fail_member(0, &err) || !g->replace_member(0, std::move(spare), true, &err)) {
     fprintf(stderr, "gpuraid-bench: %s\n", err.c_str());
     return 2;
   }
@@ -212,7 +214,8 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
     return 2;
   }
   const double loaded_mbps = double(after) / loaded_fg.seconds / 1e6;
-  g->set_rebuild_rate(0);  // the cap is for the loaded window; the idle rebuild runs free
+  g->set_rebuild_rate(0);  // the caps are for the loaded window; the idle rebuild runs free
+  g->set_rebuild_min_rate(0);
   double secs = 0;
   const bool ok1 = wait_rebuild(e, *g, &secs);
   // Another rebuild with the foreground idle, timed from start to end. Its
@@ -231,8 +234,9 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   out["config"] = {{"level", level_name(geo.level)}, {"members", geo.members}, {"data_strips", geo.data_strips()},
                    {"strip", geo.strip_bytes}, {"drive_type", o.drive_type}, {"rw", rw_name(w.rw)}, {"bs", w.bs},
                    {"iodepth", w.iodepth}, {"threads", o.threads}, {"rate_iops", o.rate_iops},
-                   {"rebuild_rate_limit", rs.rate_bytes_s}, {"rebuild_run_bytes", e.rebuild_run_bytes()},
-                   {"parity_backend", backend}, {"write_hole_guard", o.write_hole_guard}};
+                   {"rebuild_rate_limit", rs.rate_bytes_s}, {"rebuild_min_rate", rs.min_rate_bytes_s},
+                   {"rebuild_run_bytes", e.rebuild_run_bytes()}, {"parity_backend", backend},
+                   {"write_hole_guard", o.write_hole_guard}};
   out["replacement_raw_write_mbps"] = raw_mbps;
   out["rebuild_io_bound_mbps"] = bound_mbps;
   out["rebuild_idle"] = {{"mbps", idle_mbps},

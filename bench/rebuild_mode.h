@@ -15,7 +15,8 @@ namespace gpuraid::bench {
 struct RebuildSetup {
   Level level;
   uint32_t parity, strip;
-  uint64_t rate_bytes_s;  // rebuild rate limit, 0 = unlimited
+  uint64_t rate_bytes_s;      // rebuild rate limit, 0 = unlimited
+  uint64_t min_rate_bytes_s;  // held to this while the foreground runs, 0 = not held
 };
 
 // drives: the members, then one replacement drive. Returns the exit code.

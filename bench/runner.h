@@ -16,7 +16,7 @@ namespace gpuraid::bench {
 
 struct Options {
   std::string level = "5", strip = "64K", drive_type = "mem", drive_size = "256M", rw = "randread", bs = "4K";
-  std::string parity_backend = "cpu", state = "normal", rebuild_rate = "0";
+  std::string parity_backend = "cpu", state = "normal", rebuild_rate = "0", rebuild_min = "0";
   std::vector<std::string> drives;
   uint32_t members = 4, parity = 0, rwmixread = 70, iodepth = 32, threads = 1, fail = 0, runs = 1;
   uint64_t rate_iops = 0;
