@@ -255,11 +255,11 @@ int main(int argc, char** argv) {
     out["raid"] = to_json(mraid = median(raids));
     out["raid"]["iops_cov"] = cov(raids);
     const VolumeStats& st = vol->stats();
-    out["raid"]["engine"] = {{"full_stripe_writes", st.full_stripe_writes.load()}, {"rmw_writes", st.rmw_writes.load()},
-                             {"rcw_writes", st.rcw_writes.load()}, {"degraded_writes", st.degraded_writes.load()},
-                             {"degraded_reads", st.degraded_reads.load()}, {"merged_writes", st.merged_writes.load()},
-                             {"merged_reads", st.merged_reads.load()}, {"held_writes", st.held_writes.load()},
-                             {"held_reads", st.held_reads.load()}, {"held_expired", st.held_expired.load()},
+    out["raid"]["engine"] = {{"full_stripe_writes", st.full_stripe_writes}, {"rmw_writes", st.rmw_writes},
+                             {"rcw_writes", st.rcw_writes}, {"degraded_writes", st.degraded_writes},
+                             {"degraded_reads", st.degraded_reads}, {"merged_writes", st.merged_writes},
+                             {"merged_reads", st.merged_reads}, {"held_writes", st.held_writes},
+                             {"held_reads", st.held_reads}, {"held_expired", st.held_expired},
                              {"guard_logged_writes", o.write_hole_guard ? ppl->logged_writes() : 0}};
   }
   if (o.compare && mraw.iops > 0) {

@@ -151,13 +151,13 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
     *gs->mutable_io() = by_group[name];
     if (!gr.g) continue;
     const VolumeStats& s = gr.g->volume().stats();
-    gs->set_full_stripe_writes(s.full_stripe_writes.load());
-    gs->set_rmw_writes(s.rmw_writes.load());
-    gs->set_rcw_writes(s.rcw_writes.load());
-    gs->set_degraded_writes(s.degraded_writes.load());
-    gs->set_degraded_reads(s.degraded_reads.load());
-    gs->set_merged_writes(s.merged_writes.load());
-    gs->set_retried_reads(s.retried_reads.load());
+    gs->set_full_stripe_writes(s.full_stripe_writes);
+    gs->set_rmw_writes(s.rmw_writes);
+    gs->set_rcw_writes(s.rcw_writes);
+    gs->set_degraded_writes(s.degraded_writes);
+    gs->set_degraded_reads(s.degraded_reads);
+    gs->set_merged_writes(s.merged_writes);
+    gs->set_retried_reads(s.retried_reads);
     gs->set_failed_members(uint32_t(__builtin_popcountll(gr.g->volume().failed_mask())));
   }
   for (auto& [id, d] : drives_) {

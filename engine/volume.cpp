@@ -102,7 +102,25 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
   return v;
 }
 
-OpPool& Volume::op_pool(uint32_t reactor) { return *op_pools_[reactor]; }
+VolumeStats Volume::stats() const {
+  VolumeStats sum;
+  for (const auto& p : op_pools_) sum.add(p->counters());
+  return sum;
+}
+
+void VolumeStats::add(const VolumeStats& o) {
+  static constexpr uint64_t VolumeStats::*kCounters[] = {
+      &VolumeStats::full_stripe_writes, &VolumeStats::rmw_writes,      &VolumeStats::rcw_writes,
+      &VolumeStats::degraded_writes,    &VolumeStats::degraded_reads,  &VolumeStats::merged_writes,
+      &VolumeStats::retried_reads,      &VolumeStats::merged_reads,    &VolumeStats::held_writes,
+      &VolumeStats::held_reads,         &VolumeStats::held_expired,    &VolumeStats::rebuild_stripes_written,
+      &VolumeStats::rebuild_stripes_skipped};
+  static_assert(sizeof(VolumeStats) == sizeof(kCounters) / sizeof(kCounters[0]) * sizeof(uint64_t),
+                "a VolumeStats counter is missing from kCounters");
+  // atomic_ref wants a non-const object; only loads are made through it.
+  for (auto c : kCounters)
+    this->*c += std::atomic_ref<uint64_t>(const_cast<uint64_t&>(o.*c)).load(std::memory_order_relaxed);
+}
 
 uint64_t Volume::foreground_requests() const {
   uint64_t n = 0;

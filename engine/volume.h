@@ -16,6 +16,7 @@
 #include "engine/io_request.h"
 #include "engine/ops/op_pool.h"
 #include "engine/stripe_lock.h"
+#include "engine/volume_stats.h"
 
 namespace gpuraid {
 
@@ -27,20 +28,6 @@ class OpPool;
 // need not expose it.
 struct OpPoolDeleter {
   void operator()(OpPool* p) const;
-};
-
-struct VolumeStats {
-  std::atomic<uint64_t> full_stripe_writes{0}, rmw_writes{0}, rcw_writes{0}, degraded_writes{0};
-  std::atomic<uint64_t> degraded_reads{0}, merged_writes{0}, retried_reads{0};
-  // Reads of a degraded stripe served by another read's member I/O (riders).
-  std::atomic<uint64_t> merged_reads{0};
-  // Parity writes and degraded reads held for the rest of their stripe
-  // (ops/stripe_gather.h), and those of them that went on because the hold
-  // time ran out.
-  std::atomic<uint64_t> held_writes{0}, held_reads{0}, held_expired{0};
-  // Rebuild stripes written onto the member, and stripes a partial rebuild
-  // (a member back from a path loss) skipped because the member holds them.
-  std::atomic<uint64_t> rebuild_stripes_written{0}, rebuild_stripes_skipped{0};
 };
 
 class Volume {
@@ -72,7 +59,8 @@ class Volume {
   uint64_t data_offset() const { return data_offset_; }
   Drive* member(uint32_t i) const { return members_[i].load(std::memory_order_acquire); }
   uint32_t member_slot(uint32_t i) const { return slots_[i].load(std::memory_order_acquire); }
-  const VolumeStats& stats() const { return stats_; }
+  // Sums every reactor's counts (volume_stats.h); any thread.
+  VolumeStats stats() const;
   void set_events(Events ev) { events_ = std::move(ev); }
 
   // Starts a request on reactor r (the calling thread must own r). Bad
@@ -188,8 +176,7 @@ class Volume {
 
   // Engine-internal (ops).
   StripeLockTable& locks() { return locks_; }
-  OpPool& op_pool(uint32_t reactor);
-  VolumeStats& mutable_stats() { return stats_; }
+  OpPool& op_pool(uint32_t reactor) { return *op_pools_[reactor]; }
   // A part of req whose read must be redone (degraded): split again with
   // ops exempt from the pool's cap (see OpPool).
   void redo_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf);
@@ -230,7 +217,6 @@ class Volume {
   StripeLockTable locks_;
   std::vector<std::unique_ptr<OpPool, OpPoolDeleter>> op_pools_;  // one per reactor
   Events events_;
-  VolumeStats stats_;
 };
 
 }  // namespace gpuraid

@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   if (!verify("two members lost")) return 1;
   printf("7. %u of %u members failed, the group %s (%llu degraded stripe reads rebuilt data on the fly)\n",
          unsigned(__builtin_popcountll(vol->failed_mask())), members, vol->failed() ? "FAILED" : "still serves every byte",
-         (unsigned long long)vol->stats().degraded_reads.load());
+         (unsigned long long)vol->stats().degraded_reads);
   free(image);
   free(back);
   vol.reset();

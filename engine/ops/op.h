@@ -177,9 +177,11 @@ bool absorb_errors(Op* op);
 // The holder of a stripe's lock takes along the queued ops of its own kind
 // (writes, or degraded reads) while the union of their bytes stays one range
 // per strip, in FIFO order: op->ranges becomes the union, they become its
-// riders (finish_op completes them), and `merged` counts each. Returns
-// whether ops still wait for the stripe (ones that could not ride).
-bool take_riders(Op* op, std::atomic<uint64_t>& merged);
+// riders (finish_op completes them), and the counter `merged` counts each.
+// Returns whether ops still wait for the stripe (ones that could not ride).
+bool take_riders(Op* op, uint64_t VolumeStats::*merged);
+// The op's reactor's counts of its volume (count() them, volume_stats.h).
+inline VolumeStats& counters_of(const Op* op) { return op->vol->op_pool(op->home->id()).counters(); }
 // Stripe lock: true when held now; otherwise `resume` runs once granted.
 bool lock_stripe(Op* op, void (*resume)(Op*));
 void unlock_stripe(Op* op);

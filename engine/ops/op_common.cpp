@@ -52,7 +52,7 @@ void resume_on_home(Op* op, void (*fn)(Op*)) {
   else op->home->post(&op->task);
 }
 
-bool take_riders(Op* op, std::atomic<uint64_t>& merged) {
+bool take_riders(Op* op, uint64_t VolumeStats::*merged) {
   const uint32_t k = op->vol->geometry().data_strips();
   return op->vol->locks().absorb(
       &op->lock,
@@ -74,7 +74,7 @@ bool take_riders(Op* op, std::atomic<uint64_t>& merged) {
         else op->rider_head = w;
         op->rider_tail = w;
         op->fua |= w->fua;
-        merged++;
+        count(counters_of(op).*merged);
       });
 }
 

@@ -15,6 +15,7 @@
 
 #include "engine/ops/stripe_gather.h"
 #include "engine/task.h"
+#include "engine/volume_stats.h"
 
 namespace gpuraid {
 
@@ -56,6 +57,9 @@ class OpPool {
   // load and store, no read-modify-write on the hot path.
   void count_request() { requests_.store(requests_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
+  // This reactor's counts of the volume's ops (volume_stats.h).
+  VolumeStats& counters() { return counters_; }
+  const VolumeStats& counters() const { return counters_; }
 
  private:
   static void on_ops_back(Task* t);
@@ -69,6 +73,7 @@ class OpPool {
   Task resume_;  // resumes parked requests once ops are back
   StripeGather write_gather_, read_gather_;
   std::atomic<uint64_t> requests_{0};
+  VolumeStats counters_;
 };
 
 }  // namespace gpuraid

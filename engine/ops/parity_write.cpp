@@ -25,7 +25,7 @@ static void go(Op* op) {
 }
 
 static void locked(Op* op) {
-  take_riders(op, op->vol->mutable_stats().merged_writes);  // queued writes to this stripe ride along
+  take_riders(op, &VolumeStats::merged_writes);  // queued writes to this stripe ride along
   // A stream's write that leaves the rest of the stripe for its next
   // writes waits for them (ops/stripe_gather.h).
   if (op->vol->op_pool(op->home->id()).write_gather().try_hold(op, go)) return;
@@ -210,12 +210,12 @@ static void plan_write(Op* op) {
   op->w.plan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect);
   const WritePlan& p = op->w.plan;
   if (!take_buffers(op)) return wait_buffers(op, plan_write);
-  VolumeStats& st = v->mutable_stats();
+  VolumeStats& st = counters_of(op);
   switch (p.mode) {
-    case WriteMode::FullStripe: st.full_stripe_writes++; break;
-    case WriteMode::ReadModifyWrite: st.rmw_writes++; break;
-    case WriteMode::ReconstructWrite: st.rcw_writes++; break;
-    case WriteMode::DegradedWrite: st.degraded_writes++; break;
+    case WriteMode::FullStripe: count(st.full_stripe_writes); break;
+    case WriteMode::ReadModifyWrite: count(st.rmw_writes); break;
+    case WriteMode::ReconstructWrite: count(st.rcw_writes); break;
+    case WriteMode::DegradedWrite: count(st.degraded_writes); break;
   }
   begin_phase(op, reads_done);
   for (uint64_t s = p.read_roles; s; s &= s - 1) {

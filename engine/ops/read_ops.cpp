@@ -23,7 +23,7 @@ static void read_done(Op* op) {
   // A member failed under us (ours or another op's error): what it
   // returned may be stale; read this part again, degraded.
   if (had_errors || op->read.retry || (op->used & v->failed_mask() & ~op->read.failed_snapshot)) {
-    v->mutable_stats().retried_reads++;
+    count(counters_of(op).retried_reads);
     v->redo_read(*op->home, op->req, op->off, op->len, op->buf);
   }
   finish_op(op, 0);
@@ -75,12 +75,12 @@ static void degraded_read_locked(Op* op);
 
 // Released from a hold (ops/stripe_gather.h): the reads queued meanwhile ride too.
 static void degraded_read_go(Op* op) {
-  take_riders(op, op->vol->mutable_stats().merged_reads);
+  take_riders(op, &VolumeStats::merged_reads);
   degraded_read_locked(op);
 }
 
 static void degraded_read_granted(Op* op) {
-  take_riders(op, op->vol->mutable_stats().merged_reads);
+  take_riders(op, &VolumeStats::merged_reads);
   // A stream's read that leaves the rest of its stripe to its next reads
   // waits for them.
   if (op->vol->op_pool(op->home->id()).read_gather().try_hold(op, degraded_read_go)) return;
@@ -168,7 +168,7 @@ static void degraded_read_io_done(Op* op) {
   make_recover_job(j, op->vol->codec(), p.c1 - p.c0, p.survivors, src, p.recover_roles, dst);
   j.done = degraded_read_parity_done;
   j.ctx = op;
-  op->vol->mutable_stats().degraded_reads++;
+  count(counters_of(op).degraded_reads);
   ParityJob* jp = &j;
   op->home->parity().submit(&jp, 1);
 }

@@ -62,7 +62,7 @@ bool StripeGather::try_hold(Op* op, void (*go)(Op*)) {
   if (tail_) tail_->held_next = op;
   else head_ = op;
   tail_ = op;
-  (op->vol->mutable_stats().*held_)++;
+  count(counters_of(op).*held_);
   op->task.run = expired;
   op->task.arg = op;
   r_->defer_until(&op->task, r_->turn_ns() + hold_ns_);
@@ -94,7 +94,7 @@ void StripeGather::expired(Task* t) {
   Op* op = static_cast<Op*>(t->arg);
   StripeGather& g = *gather_of(op);
   g.unlink(op);
-  op->vol->mutable_stats().held_expired++;
+  count(counters_of(op).held_expired);
   g.go_(op);
 }
 
@@ -112,7 +112,7 @@ void StripeGather::op_finished() {
 void StripeGather::scan() {
   for (Op* op = head_; op;) {
     Op* next = op->held_next;
-    const bool waited_for = take_riders(op, op->vol->mutable_stats().*merged_);
+    const bool waited_for = take_riders(op, merged_);
     // A FUA rider (take_riders passed its FUA on) wants its write durable now.
     if (waited_for || stripe_full(op) || op->fua) release(op);
     op = next;

@@ -19,19 +19,19 @@
 // than hold_ns. Random I/O is not held: only a request that starts where a
 // recent one of the same kind ended counts as a stream.
 #pragma once
-#include <atomic>
 #include <cstdint>
+
+#include "engine/volume_stats.h"
 
 namespace gpuraid {
 
 struct Op;
-struct VolumeStats;
 class Reactor;
 
 class StripeGather {
  public:
   // What the gather counts in its volume's stats: riders taken, ops held.
-  using Counter = std::atomic<uint64_t> VolumeStats::*;
+  using Counter = uint64_t VolumeStats::*;
   // weigh_parts: the idle rule counts a held op with the other parts of its
   // request (held_weight). Degraded reads: at queue depth 2 a held head of
   // a stripe waited for the other half of its own request, serializing the

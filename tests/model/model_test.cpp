@@ -432,8 +432,8 @@ bool run_episode(const EpisodeRun& run, uint64_t* digest) {
   const uint64_t unexpected = a.vol().failed_mask() & ~sh.faults_armed_mask;
   if (!sh.failed && unexpected) sh.fail("members failed without a fault: mask " + std::to_string(unexpected));
   const auto& st = a.vol().stats();
-  trace.record('E', {a.vol().failed_mask(), st.rmw_writes.load(), st.rcw_writes.load(), st.full_stripe_writes.load(),
-                     st.degraded_writes.load(), st.degraded_reads.load(), st.merged_writes.load()});
+  trace.record('E', {a.vol().failed_mask(), st.rmw_writes, st.rcw_writes, st.full_stripe_writes,
+                     st.degraded_writes, st.degraded_reads, st.merged_writes});
   for (uint32_t m = 0; m < e.members; m++) {
     DriveTotals t = a.engine().drive_totals(&a.drive(m));
     trace.record('D', {m, t.reads, t.writes, t.errors});
@@ -454,10 +454,10 @@ bool run_episode(const EpisodeRun& run, uint64_t* digest) {
   }
   printf("  %-48s ops=%-7llu faults=%u failed_mask=0x%llx rmw=%llu rcw=%llu full=%llu degraded_w=%llu degraded_r=%llu merged=%llu",
          describe(e).c_str(), (unsigned long long)sh.ops_done.load(), sh.faults_armed,
-         (unsigned long long)a.vol().failed_mask(), (unsigned long long)st.rmw_writes.load(),
-         (unsigned long long)st.rcw_writes.load(), (unsigned long long)st.full_stripe_writes.load(),
-         (unsigned long long)st.degraded_writes.load(), (unsigned long long)st.degraded_reads.load(),
-         (unsigned long long)st.merged_writes.load());
+         (unsigned long long)a.vol().failed_mask(), (unsigned long long)st.rmw_writes,
+         (unsigned long long)st.rcw_writes, (unsigned long long)st.full_stripe_writes,
+         (unsigned long long)st.degraded_writes, (unsigned long long)st.degraded_reads,
+         (unsigned long long)st.merged_writes);
   if (run.opt.deterministic) printf(" digest=%016llx", (unsigned long long)*digest);
   printf("\n");
   return true;

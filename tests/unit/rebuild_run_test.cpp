@@ -44,7 +44,7 @@ void rebuild_in_runs(Level level, uint32_t parity, uint32_t n) {
   const uint64_t writes = after.member_writes - before.member_writes;
   EXPECT_LE(reads, (runs + 2) * (n - 1) + 16) << geo.stripes() << " stripes, runs of " << run;
   EXPECT_LE(writes, runs + 2 + 48) << geo.stripes() << " stripes, runs of " << run;
-  EXPECT_EQ(v.stats().rebuild_stripes_written.load(), geo.stripes());
+  EXPECT_EQ(v.stats().rebuild_stripes_written, geo.stripes());
   img.check(rig, v);
   ASSERT_TRUE(g->fail_member(0, &err)) << err;  // the rebuilt member now serves member 0's strips too
   img.check(rig, v);

@@ -229,11 +229,11 @@ TEST(Volume, SequentialSmallWritesMergeIntoFullStripes) {
     ASSERT_EQ(0, a.vol().submit(a.reactor(), &reqs[i]));
   }
   while (done < int(reqs.size())) a.reactor().poll(true, 10);
-  EXPECT_GT(a.vol().stats().merged_writes.load(), reqs.size() / 2);
+  EXPECT_GT(a.vol().stats().merged_writes, reqs.size() / 2);
   // Only the stream's first write, before it is known to be one, is written
   // alone; every later stripe waits for its rest (ops/stripe_gather.h).
-  EXPECT_EQ(a.vol().stats().rmw_writes.load(), 1u);
-  EXPECT_EQ(a.vol().stats().full_stripe_writes.load(), 7u);
+  EXPECT_EQ(a.vol().stats().rmw_writes, 1u);
+  EXPECT_EQ(a.vol().stats().full_stripe_writes, 7u);
   AlignedBuf got(data.size());
   ASSERT_EQ(0, a.read(0, data.size(), got.data()));
   EXPECT_EQ(0, memcmp(got.data(), data.data(), data.size()));
@@ -296,6 +296,6 @@ TEST(Volume, DegradedSequentialReadsReadEachSurvivorOnce) {
     EXPECT_EQ(0, memcmp(got.data(), data.data(), data.size())) << level_name(level);
     // Each of the 4 stripes: its k survivors (data strips and P), once.
     EXPECT_EQ(a.reactor().stats().member_reads - reads_before, 4u * k) << level_name(level);
-    EXPECT_GT(a.vol().stats().merged_reads.load(), 0u) << level_name(level);
+    EXPECT_GT(a.vol().stats().merged_reads, 0u) << level_name(level);
   }
 }

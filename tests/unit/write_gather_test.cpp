@@ -82,11 +82,11 @@ TEST(WriteGather, SequentialStreamAtDepthWritesFullStripes) {
     const uint64_t stripes = size / a.vol().geometry().stripe_data_bytes();
     // The stream's first request is not known to be one: its stripe may be
     // written in pieces. Every other stripe is written whole, reading nothing.
-    EXPECT_GE(st.full_stripe_writes.load(), stripes - 1) << level_name(level);
-    EXPECT_LE(st.rmw_writes.load() + st.rcw_writes.load(), 2u) << level_name(level);
+    EXPECT_GE(st.full_stripe_writes, stripes - 1) << level_name(level);
+    EXPECT_LE(st.rmw_writes + st.rcw_writes, 2u) << level_name(level);
     EXPECT_LE(a.reactor().stats().member_reads - reads_before, 2u * a.vol().geometry().members)
         << level_name(level);
-    EXPECT_EQ(st.held_expired.load(), 0u) << level_name(level);
+    EXPECT_EQ(st.held_expired, 0u) << level_name(level);
     expect_reads_back(a, data);
   }
 }
@@ -100,7 +100,7 @@ TEST(WriteGather, DepthOneIsNeverKeptWaiting) {
   Stream s{a, data, bs, 1, {}, {}};
   for (uint64_t off = 0; off < size; off += bs) s.offsets.push_back(off);
   s.run();
-  EXPECT_EQ(a.vol().stats().held_expired.load(), 0u);
+  EXPECT_EQ(a.vol().stats().held_expired, 0u);
   expect_reads_back(a, data);
 }
 
@@ -113,9 +113,9 @@ TEST(WriteGather, RandomWritesAreNotHeld) {
   Stream s{a, data, bs, 16, {}, {}};
   std::mt19937_64 rng(3);
   for (int i = 0; i < 4000; i++) s.offsets.push_back(rng() % (size / bs) * bs);
-  const uint64_t held_before = a.vol().stats().held_writes.load();
+  const uint64_t held_before = a.vol().stats().held_writes;
   s.run();
-  EXPECT_EQ(a.vol().stats().held_writes.load() - held_before, 0u);
+  EXPECT_EQ(a.vol().stats().held_writes - held_before, 0u);
   expect_reads_back(a, data);
 }
 
@@ -141,7 +141,7 @@ struct HeldWrite {
     a.reactor().poll(false);
     for (uint32_t m = 0; m < a.vol().geometry().members; m++) a.drive(m).faults().set_latency_us(0);
     submit(&held, stripe, false);
-    EXPECT_EQ(a.vol().stats().held_writes.load(), 1u);
+    EXPECT_EQ(a.vol().stats().held_writes, 1u);
   }
   void submit(IoRequest* r, uint64_t off, bool fua) {
     *r = IoRequest{};
@@ -170,7 +170,7 @@ struct HeldWrite {
 TEST(WriteGather, AHeldWriteGoesOnWhenTheHoldTimeRunsOut) {
   HeldWrite h;
   h.wait_and_check(2, h.stripe + h.bs);
-  EXPECT_EQ(h.a.vol().stats().held_expired.load(), 1u);
+  EXPECT_EQ(h.a.vol().stats().held_expired, 1u);
 }
 
 // A FUA write that rides on a held write (the stream goes on with a
@@ -181,8 +181,8 @@ TEST(WriteGather, AFuaRiderReleasesTheHeldWriteAtOnce) {
   IoRequest fua;
   h.submit(&fua, h.stripe + h.bs, true);
   h.wait_and_check(3, h.stripe + 2 * h.bs);
-  EXPECT_EQ(h.a.vol().stats().merged_writes.load(), 1u) << "the FUA write did not ride on the held one";
-  EXPECT_EQ(h.a.vol().stats().held_expired.load(), 0u) << "the held write waited the hold time under a FUA rider";
+  EXPECT_EQ(h.a.vol().stats().merged_writes, 1u) << "the FUA write did not ride on the held one";
+  EXPECT_EQ(h.a.vol().stats().held_expired, 0u) << "the held write waited the hold time under a FUA rider";
 }
 
 // Degraded reads, member 1 failed: a 128K stream at depths 4 and 16 reads
@@ -214,7 +214,7 @@ TEST(ReadGather, DegradedStreamReadsEachSurvivorOnce) {
       if (depth > 2)
         EXPECT_LE(a.reactor().stats().member_bytes_read - before, size + uint64_t(g.members) * g.strip_bytes)
             << level_name(level) << " depth " << depth;
-      EXPECT_EQ(a.vol().stats().held_expired.load(), 0u) << level_name(level) << " depth " << depth;
+      EXPECT_EQ(a.vol().stats().held_expired, 0u) << level_name(level) << " depth " << depth;
     }
 }
 
@@ -236,7 +236,7 @@ TEST(ReadGather, RandomDegradedReadsAreNotHeld) {
     seen[piece] = true;
   }
   s.run();
-  EXPECT_EQ(a.vol().stats().held_reads.load(), 0u);
+  EXPECT_EQ(a.vol().stats().held_reads, 0u);
   for (uint64_t p = 0; p < seen.size(); p++)
     if (seen[p]) ASSERT_EQ(0, memcmp(got.data() + p * bs, data.data() + p * bs, bs)) << "piece " << p;
 }
