@@ -87,6 +87,7 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
   v->slots_.reset(new std::atomic<uint32_t>[kMaxMembers]);
   v->data_offset_ = data_offset;
   // Whole stripes, about kMaxDirectOpBytes: one direct read or RAID 0 write op's most.
+  v->size_bytes_ = geo.capacity_bytes();
   v->direct_chunk_ = std::max(geo.stripe_data_bytes(), kMaxDirectOpBytes / geo.stripe_data_bytes() * geo.stripe_data_bytes());
   for (size_t i = 0; i < members.size(); i++) {
     int slot = engine.attach(members[i], err);
@@ -215,12 +216,16 @@ bool Volume::split_read(Reactor& r, IoRequest* req, uint64_t off0, uint8_t* buf0
   if (failed == 0 || geo_.is_mirror()) {
     const uint64_t chunk = direct_chunk_;
     while (*cursor < end) {
-      const uint64_t o = *cursor, e = std::min(end, (o / chunk + 1) * chunk);
+      // Chunks are whole stripes: a read within its stripe (most small
+      // reads) ends in its chunk, and start_read reuses the one division.
+      const uint64_t o = *cursor, s = o / sdb;
+      const uint64_t e = end <= (s + 1) * sdb ? end : std::min(end, (o / chunk + 1) * chunk);
       Op* op = new_op(this, r, req, OpKind::Read, c);
       if (!op) return false;
       op->off = o;
       op->len = e - o;
       op->buf = buf0 + (o - off0);
+      op->stripe = s;
       *cursor = e;
       start_read(op);
     }

@@ -55,7 +55,7 @@ class Volume {
 
   const Geometry& geometry() const { return geo_; }
   const Codec& codec() const { return codec_; }
-  uint64_t size_bytes() const { return geo_.capacity_bytes(); }
+  uint64_t size_bytes() const { return size_bytes_; }  // checked per request: worked out once
   uint64_t data_offset() const { return data_offset_; }
   Drive* member(uint32_t i) const { return members_[i].load(std::memory_order_acquire); }
   uint32_t member_slot(uint32_t i) const { return slots_[i].load(std::memory_order_acquire); }
@@ -200,6 +200,7 @@ class Volume {
 
   Engine& engine_;
   Geometry geo_;
+  uint64_t size_bytes_ = 0;
   uint64_t direct_chunk_ = 0;  // bytes per direct read / RAID 0 write op at most (create())
   Codec codec_;
   // Fixed size (kMaxMembers); a slot changes only when a failed member is replaced.

@@ -151,7 +151,11 @@ void finish_maintenance(Op* op, int result);
 Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c = OpClass::Foreground);
 // The gathering an op of this kind takes part in on its reactor (parity
 // writes, degraded reads), or nullptr.
-StripeGather* gather_of(const Op* op);
+inline StripeGather* gather_of(const Op* op) {
+  if (op->kind == OpKind::ParityWrite) return &op->vol->op_pool(op->home->id()).write_gather();
+  if (op->kind == OpKind::DegradedRead) return &op->vol->op_pool(op->home->id()).read_gather();
+  return nullptr;
+}
 // Completes the op's part of its request (and its riders'), frees it.
 void finish_op(Op* op, int result);
 // A member I/O of the op's phase, filled but not yet issued (for runs

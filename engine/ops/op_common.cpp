@@ -78,12 +78,6 @@ bool take_riders(Op* op, uint64_t VolumeStats::*merged) {
       });
 }
 
-StripeGather* gather_of(const Op* op) {
-  OpPool& pool = op->vol->op_pool(op->home->id());
-  if (op->kind == OpKind::ParityWrite) return &pool.write_gather();
-  if (op->kind == OpKind::DegradedRead) return &pool.read_gather();
-  return nullptr;
-}
 
 // Back to its pool; a parity write or degraded read counts out of its
 // reactor's gathering.

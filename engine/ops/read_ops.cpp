@@ -35,7 +35,7 @@ void start_read(Op* op) {
   begin_phase(op, read_done);
   // Within one strip of a striped level (most small reads): one member
   // read, without the run builder's bookkeeping.
-  const uint64_t sdb = g.stripe_data_bytes(), s = op->off / sdb, in_stripe = op->off - s * sdb;
+  const uint64_t sdb = g.stripe_data_bytes(), s = op->stripe, in_stripe = op->off - s * sdb;  // s: split_read's
   const int sh = __builtin_ctz(g.strip_bytes);  // strips are powers of two (Geometry::make)
   const uint32_t i = uint32_t(in_stripe >> sh), col = uint32_t(in_stripe & (g.strip_bytes - 1));
   if (!g.is_mirror() && col + op->len <= g.strip_bytes) {

@@ -211,9 +211,10 @@ TEST(ReadGather, DegradedStreamReadsEachSurvivorOnce) {
       EXPECT_EQ(0, memcmp(got.data(), data.data(), size)) << level_name(level) << " depth " << depth;
       // The stream's first request is not known to be one: its stripe may
       // be read twice.
-      if (depth > 2)
+      if (depth > 2) {
         EXPECT_LE(a.reactor().stats().member_bytes_read - before, size + uint64_t(g.members) * g.strip_bytes)
             << level_name(level) << " depth " << depth;
+      }
       EXPECT_EQ(a.vol().stats().held_expired, 0u) << level_name(level) << " depth " << depth;
     }
 }
@@ -238,5 +239,7 @@ TEST(ReadGather, RandomDegradedReadsAreNotHeld) {
   s.run();
   EXPECT_EQ(a.vol().stats().held_reads, 0u);
   for (uint64_t p = 0; p < seen.size(); p++)
-    if (seen[p]) ASSERT_EQ(0, memcmp(got.data() + p * bs, data.data() + p * bs, bs)) << "piece " << p;
+    if (seen[p]) {
+      ASSERT_EQ(0, memcmp(got.data() + p * bs, data.data() + p * bs, bs)) << "piece " << p;
+    }
 }
