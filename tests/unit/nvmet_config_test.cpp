@@ -84,7 +84,9 @@ TEST_F(NvmetConfigTest, CreatesEverythingOnAnEmptyTarget) {
   EXPECT_TRUE(has(ops, NvmetOp::Symlink, "ports/1/subsystems/" + spec().nqn));
   // Any host stays off; the namespace is enabled after its identity is written, the port link comes last.
   for (const auto& o : ops)
-    if (o.path == root + "/" + s + "/attr_allow_any_host") EXPECT_EQ(o.value, "0");
+    if (o.path == root + "/" + s + "/attr_allow_any_host") {
+      EXPECT_EQ(o.value, "0");
+    }
   EXPECT_EQ(ops.back().kind, NvmetOp::Symlink);
   EXPECT_EQ(owned.port_id, "1");
   EXPECT_TRUE(owned.port_created);
