@@ -1,5 +1,6 @@
 #include "engine/group/write_intent.h"
 
+#include <bit>
 
 #include "engine/group/metadata_io.h"
 
@@ -12,7 +13,10 @@ WriteIntent::WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip
     : regions_(regions), region_bytes_(region_bytes), strip_(strip_bytes), writable_(std::move(writable)),
       bits_((regions + 7) / 8, 0), inflight_(new std::atomic<uint32_t>[regions]()),
       dirty_(new std::atomic<uint8_t>[regions]()), last_ns_(new std::atomic<uint64_t>[regions]()),
-      suspect_(new std::atomic<uint8_t>[regions]()), missed_(new std::atomic<uint8_t>[regions]()) {}
+      suspect_(new std::atomic<uint8_t>[regions]()), missed_(new std::atomic<uint8_t>[regions]()) {
+  if (region_bytes % strip_bytes == 0 && std::has_single_bit(region_bytes / strip_bytes))
+    region_shift_ = std::countr_zero(region_bytes / strip_bytes);
+}
 
 WriteIntent::BlockWrite WriteIntent::write_block(uint64_t region, std::string* why) {
   const uint64_t block = region / 8 / 4096;
@@ -44,7 +48,7 @@ uint64_t WriteIntent::begin(uint64_t stripe) {
 
 void WriteIntent::end(uint64_t stripe) {
   const uint64_t r = region_of_stripe(stripe);
-  last_ns_[r].store(mono_ns(), std::memory_order_relaxed);
+  last_ns_[r].store(mono_coarse_ns(), std::memory_order_relaxed);  // for the idle rule only (seconds)
   // After the member writes, so that a write which skipped a member gone
   // missing meanwhile (tracking is on before that member counts as failed)
   // is recorded; before the count drops, so clear_idle sees it.

@@ -35,7 +35,10 @@ class WriteIntent {
   WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
               std::function<std::vector<BitmapCopy>()> writable);
   uint64_t regions() const { return regions_; }
-  uint64_t region_of_stripe(uint64_t stripe) const { return stripe * strip_ / region_bytes_; }
+  uint64_t region_of_stripe(uint64_t stripe) const {
+    // Twice per write: a shift where regions are a power of two of strips (as created).
+    return region_shift_ >= 0 ? stripe >> region_shift_ : stripe * strip_ / region_bytes_;
+  }
   uint64_t stripes_per_region() const { return region_bytes_ / strip_; }
 
   // Opens a write into the stripe's region (end() closes it, whatever this
@@ -97,6 +100,7 @@ class WriteIntent {
   BlockWrite write_block(uint64_t region, std::string* why);
   uint64_t regions_, region_bytes_;
   uint32_t strip_;
+  int region_shift_ = -1;  // log2(stripes per region), or -1
   std::function<std::vector<BitmapCopy>()> writable_;
   std::mutex mu_;                    // serializes bitmap writes
   std::vector<uint8_t> bits_;        // the on-disk image (guarded by mu_)
