@@ -115,9 +115,10 @@ class Volume {
     // begin may block until the region is marked dirty on disk. begin
     // returns the members whose bitmap write failed: the op fails them
     // (member_error) before writing, and fails with -EIO if the group does
-    // not survive that. end runs whatever begin returned.
-    std::function<uint64_t(uint64_t stripe)> write_begin;
-    std::function<void(uint64_t stripe)> write_end;
+    // not survive that. end runs whatever begin returned. reactor: the
+    // op's home (the bitmap counts writes in flight per reactor).
+    std::function<uint64_t(uint64_t stripe, uint32_t reactor)> write_begin;
+    std::function<void(uint64_t stripe, uint32_t reactor)> write_end;
     // Runs before a member failure takes effect (persist it); may block.
     // Returns the other members whose metadata write failed meanwhile:
     // they are failed next (member_error), once this failure took effect.

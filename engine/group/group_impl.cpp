@@ -131,7 +131,8 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   vol = g.volume_.get();
   const Geometry& geo = vol->geometry();
   wi = std::make_unique<WriteIntent>(sb.bitmap_regions(), sb.bitmap_region_bytes, geo.strip_bytes,
-                                     [this] { return writable_members(); });
+                                     [this] { return writable_members(); },
+                                     WriteIntent::shards_for(sb.bitmap_regions(), engine.reactor_count()));
   bg = std::make_unique<BackgroundWork>(*vol, *wi);
   if (sb.flags & kFlagWriteHoleGuard) {
     // Write seqs unique across runs: every run persists a higher generation
@@ -175,8 +176,8 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   vol->hooks.parity_suspect = [this](uint64_t stripe) {
     return wi->suspect_stripe(stripe) || (!initialized.load(std::memory_order_relaxed) && stripe >= bg->init_checkpoint());
   };
-  vol->hooks.write_begin = [this](uint64_t stripe) { return wi->begin(stripe); };
-  vol->hooks.write_end = [this](uint64_t stripe) { wi->end(stripe); };
+  vol->hooks.write_begin = [this](uint64_t stripe, uint32_t reactor) { return wi->begin(stripe, reactor); };
+  vol->hooks.write_end = [this](uint64_t stripe, uint32_t reactor) { wi->end(stripe, reactor); };
   vol->hooks.persist_failure = [this](uint32_t m, int) {
     wi->set_tracking_failed(true);  // a re-add rebuilds only what it missed (see WriteIntent)
     return persist_slot_state(m, SlotState::Failed);

@@ -1,5 +1,6 @@
 #include "engine/group/write_intent.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "engine/group/metadata_io.h"
@@ -8,14 +9,33 @@
 
 namespace gpuraid {
 
+// The in-flight counters of all shards together stay under this.
+constexpr uint64_t kInflightBudgetBytes = 64ull << 20;
+
+uint32_t WriteIntent::shards_for(uint64_t regions, uint32_t reactors) {
+  const uint64_t fit = kInflightBudgetBytes / (std::max<uint64_t>(regions, 1) * sizeof(uint32_t));
+  return uint32_t(std::clamp<uint64_t>(fit, 1, std::max<uint32_t>(reactors, 1)));
+}
+
 WriteIntent::WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
-                         std::function<std::vector<BitmapCopy>()> writable)
+                         std::function<std::vector<BitmapCopy>()> writable, uint32_t shards)
     : regions_(regions), region_bytes_(region_bytes), strip_(strip_bytes), writable_(std::move(writable)),
-      bits_((regions + 7) / 8, 0), inflight_(new std::atomic<uint32_t>[regions]()),
+      bits_((regions + 7) / 8, 0),
       dirty_(new std::atomic<uint8_t>[regions]()), last_ns_(new std::atomic<uint64_t>[regions]()),
       suspect_(new std::atomic<uint8_t>[regions]()), missed_(new std::atomic<uint8_t>[regions]()) {
   if (region_bytes % strip_bytes == 0 && std::has_single_bit(region_bytes / strip_bytes))
     region_shift_ = std::countr_zero(region_bytes / strip_bytes);
+  // Each shard its own allocation, padded by a cache line so that no two
+  // shards share one.
+  constexpr size_t kPad = 64 / sizeof(std::atomic<uint32_t>);
+  for (uint32_t s = 0; s < std::max<uint32_t>(shards, 1); s++)
+    inflight_.emplace_back(new std::atomic<uint32_t>[regions + kPad]());
+}
+
+bool WriteIntent::any_inflight(uint64_t r) const {
+  uint32_t n = 0;  // a write may end on another shard than it began: the sum counts
+  for (const auto& s : inflight_) n += s[r].load(std::memory_order_seq_cst);
+  return n != 0;
 }
 
 WriteIntent::BlockWrite WriteIntent::write_block(uint64_t region, std::string* why) {
@@ -33,9 +53,9 @@ WriteIntent::BlockWrite WriteIntent::write_block(uint64_t region, std::string* w
   return w;
 }
 
-uint64_t WriteIntent::begin(uint64_t stripe) {
+uint64_t WriteIntent::begin(uint64_t stripe, uint32_t reactor) {
   const uint64_t r = region_of_stripe(stripe);
-  inflight_[r].fetch_add(1, std::memory_order_seq_cst);
+  inflight(reactor, r).fetch_add(1, std::memory_order_seq_cst);
   if (dirty_[r].load(std::memory_order_seq_cst)) return 0;
   std::lock_guard<std::mutex> g(mu_);
   if (dirty_[r].load()) return 0;
@@ -46,9 +66,12 @@ uint64_t WriteIntent::begin(uint64_t stripe) {
   return w.failed;
 }
 
-void WriteIntent::end(uint64_t stripe) {
+void WriteIntent::end(uint64_t stripe, uint32_t reactor) {
   const uint64_t r = region_of_stripe(stripe);
-  last_ns_[r].store(mono_coarse_ns(), std::memory_order_relaxed);  // for the idle rule only (seconds)
+  // For the idle rule only (seconds). Stored when the tick moved, so that
+  // the line stays shared between reactors most of the time.
+  const uint64_t now = mono_coarse_ns();
+  if (last_ns_[r].load(std::memory_order_relaxed) != now) last_ns_[r].store(now, std::memory_order_relaxed);
   // After the member writes, so that a write which skipped a member gone
   // missing meanwhile (tracking is on before that member counts as failed)
   // is recorded; before the count drops, so clear_idle sees it.
@@ -58,7 +81,7 @@ void WriteIntent::end(uint64_t stripe) {
     uint8_t none = kNotMissed;
     missed_[r].compare_exchange_strong(none, kMissedInMemory, std::memory_order_seq_cst);
   }
-  inflight_[r].fetch_sub(1, std::memory_order_seq_cst);
+  inflight(reactor, r).fetch_sub(1, std::memory_order_seq_cst);
 }
 
 WriteIntent::ClearResult WriteIntent::clear_idle(uint64_t idle_ns, const std::function<uint64_t()>& flush) {
@@ -73,7 +96,7 @@ WriteIntent::ClearResult WriteIntent::clear_idle(uint64_t idle_ns, const std::fu
     // a writer raises its count, then looks at the flag. One sees the other.
     // A writer marks the region missed before its count drops: looked at again.
     dirty_[r].store(0, std::memory_order_seq_cst);
-    if (inflight_[r].load(std::memory_order_seq_cst) ||
+    if (any_inflight(r) ||
         missed_[r].load(std::memory_order_seq_cst) == kMissedKeptDirty) {
       dirty_[r].store(1, std::memory_order_seq_cst);
       continue;

@@ -31,9 +31,14 @@ struct BitmapCopy {
 
 class WriteIntent {
  public:
-  // writable(): the drives the bitmap goes to now (active and rebuilding members).
+  // writable(): the drives the bitmap goes to now (active and rebuilding
+  // members). shards: writes in flight are counted per shard, reactor r in
+  // shard r % shards, so that reactors writing into the same regions do not
+  // pass the counters' cache lines between them at every write (shards_for()).
   WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
-              std::function<std::vector<BitmapCopy>()> writable);
+              std::function<std::vector<BitmapCopy>()> writable, uint32_t shards = 1);
+  // One shard per reactor while the counters stay within a memory budget.
+  static uint32_t shards_for(uint64_t regions, uint32_t reactors);
   uint64_t regions() const { return regions_; }
   uint64_t region_of_stripe(uint64_t stripe) const {
     // Twice per write: a shift where regions are a power of two of strips (as created).
@@ -45,8 +50,9 @@ class WriteIntent {
   // returned). Returns the members whose bitmap write failed: the caller
   // fails them before writing. The region counts as dirty once one copy
   // landed, so it is dirty on every member that is not failed.
-  uint64_t begin(uint64_t stripe);
-  void end(uint64_t stripe);
+  // reactor: the caller's (both calls of one write on the same one).
+  uint64_t begin(uint64_t stripe, uint32_t reactor = 0);
+  void end(uint64_t stripe, uint32_t reactor = 0);
   struct ClearResult {
     size_t cleared = 0;   // regions whose bit was cleared on disk
     uint64_t failed = 0;  // members whose flush or bitmap write failed (to be failed)
@@ -104,7 +110,9 @@ class WriteIntent {
   std::function<std::vector<BitmapCopy>()> writable_;
   std::mutex mu_;                    // serializes bitmap writes
   std::vector<uint8_t> bits_;        // the on-disk image (guarded by mu_)
-  std::unique_ptr<std::atomic<uint32_t>[]> inflight_;
+  std::atomic<uint32_t>& inflight(uint32_t reactor, uint64_t r) { return inflight_[reactor % inflight_.size()][r]; }
+  bool any_inflight(uint64_t r) const;
+  std::vector<std::unique_ptr<std::atomic<uint32_t>[]>> inflight_;  // [shard][region]
   std::unique_ptr<std::atomic<uint8_t>[]> dirty_;  // 1: the bit is set on disk
   std::unique_ptr<std::atomic<uint64_t>[]> last_ns_;
   std::unique_ptr<std::atomic<uint8_t>[]> suspect_;

@@ -269,7 +269,7 @@ bool begin_write_intent(Op* op) {
   op->intent_held = true;
   if (!op->vol->hooks.write_begin) return true;
   GPR_ASSERT(op->errored == 0, "op %p takes the write intent with member errors not yet absorbed", (void*)op);
-  if (!(op->errored = op->vol->hooks.write_begin(op->stripe))) return true;
+  if (!(op->errored = op->vol->hooks.write_begin(op->stripe, op->home->id()))) return true;
   op->io_err = -EIO;
   return absorb_errors(op);
 }
@@ -277,7 +277,7 @@ bool begin_write_intent(Op* op) {
 void release_write_intent(Op* op) {
   if (!op->intent_held) return;
   op->intent_held = false;
-  if (op->vol->hooks.write_end) op->vol->hooks.write_end(op->stripe);
+  if (op->vol->hooks.write_end) op->vol->hooks.write_end(op->stripe, op->home->id());
 }
 
 void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,
