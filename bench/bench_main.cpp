@@ -18,6 +18,7 @@
 #include "engine/volume.h"
 #include "engine/ppl/ppl_log.h"
 
+#include "bench/bench_write_intent.h"
 #include "bench/rebuild_mode.h"
 #include "bench/runner.h"
 
@@ -80,6 +81,10 @@ int main(int argc, char** argv) {
                "default, as md without PPL)")
       ->excludes(raw)
       ->excludes(guard_compare);
+  app.add_flag("--write-intent", o.write_intent,
+               "RAID writes take the write-intent bitmap, as a drive group's do (every daemon write pays for it; "
+               "off here by default; the rebuilding state's group always has it)")
+      ->excludes(raw);
   app.add_flag("--json", o.as_json, "print one JSON object");
   app.add_flag("--force", o.force, "allow writing to block devices (destroys their data)");
   CLI11_PARSE(app, argc, argv);
@@ -198,6 +203,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<PplLog> ppl;
   if (want_ppl) ppl = std::make_unique<PplLog>(g, ppl_layout, std::array<uint8_t, 16>{1}, 1);
   if (o.write_hole_guard) vol->ppl = ppl.get();
+  BenchWriteIntent wi;
+  if (o.write_intent && !wi.attach(*engine, *vol, &err)) {
+    cleanup();
+    return fail_usage(err);
+  }
   if (bs > g.stripe_data_bytes() * 64) return fail_usage("--bs is larger than 64 stripes");
   try {
     if (dt != DriveType::Null && !o.no_fill) fill(*engine, *vol);
@@ -242,7 +252,8 @@ int main(int argc, char** argv) {
                    {"drive_size", dsize}, {"rw", rw_name(rw)}, {"bs", bs}, {"rwmixread", o.rwmixread},
                    {"iodepth", o.iodepth}, {"threads", o.threads}, {"runtime", o.runtime}, {"runs", o.runs},
                    {"failed_members", o.fail}, {"parity_backend", backend_name},
-                   {"write_gather_us", o.write_gather_us}, {"write_hole_guard", o.write_hole_guard}};
+                   {"write_gather_us", o.write_gather_us}, {"write_hole_guard", o.write_hole_guard},
+                   {"write_intent", o.write_intent}};
   out["io_count_bound"] = bound;
   RunResult mraw, mraid;
   for (auto& r : raws) out["raw_runs"].push_back(to_json(r));
@@ -260,7 +271,8 @@ int main(int argc, char** argv) {
                              {"degraded_reads", st.degraded_reads}, {"merged_writes", st.merged_writes},
                              {"merged_reads", st.merged_reads}, {"held_writes", st.held_writes},
                              {"held_reads", st.held_reads}, {"held_expired", st.held_expired},
-                             {"guard_logged_writes", o.write_hole_guard ? ppl->logged_writes() : 0}};
+                             {"guard_logged_writes", o.write_hole_guard ? ppl->logged_writes() : 0},
+                             {"bitmap_dirty_regions", wi.dirty_regions()}};
   }
   if (o.compare && mraw.iops > 0) {
     const double r_iops = mraid.iops / mraw.iops;
@@ -285,7 +297,7 @@ int main(int argc, char** argv) {
            g.describe().c_str(), g.members, o.drive_type.c_str(), format_size(dsize).c_str(), rw_name(rw),
            format_size(bs).c_str(), o.iodepth, o.threads, o.runtime, o.runs,
            o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", backend_name.c_str(),
-           o.write_hole_guard ? ", write-hole guard on" : "");
+           std::string(o.write_hole_guard ? ", write-hole guard on" : "").append(o.write_intent ? ", write-intent bitmap on" : "").c_str());
     if (!note.empty()) printf("note: %s\n", note.c_str());
     print_header();
     if (!raws.empty()) print_row(mraw);

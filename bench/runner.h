@@ -28,6 +28,7 @@ struct Options {
   // The guard on in every state (the product's default for a group). Off by
   // default so that every state measures the same I/O path as md without PPL.
   bool write_hole_guard = false;
+  bool write_intent = false;  // RAID writes take the write-intent bitmap (bench_write_intent.h)
   uint64_t seed = 1;
 };
 

@@ -1,0 +1,29 @@
+#include "bench/bench_write_intent.h"
+
+#include "engine/engine.h"
+#include "engine/group/group.h"
+#include "engine/group/superblock.h"
+#include "engine/volume.h"
+
+namespace gpuraid {
+
+bool BenchWriteIntent::attach(Engine& e, Volume& vol, std::string* err) {
+  const Geometry& g = vol.geometry();
+  const uint64_t bytes = g.member_data_bytes * g.subgroups;
+  uint64_t region = GroupConfig{}.bitmap_region_bytes;
+  while ((bytes + region - 1) / region > kBitmapMaxBytes * 8) region *= 2;  // as a group picks it
+  const uint64_t regions = (bytes + region - 1) / region;
+  // The bitmap sits where a member's does (metadata_io.h).
+  bitmap_drive_ = Drive::open(DriveSpec{DriveType::Mem, "", kMetadataBytes, true}, err);
+  if (!bitmap_drive_) return false;
+  Drive* d = bitmap_drive_.get();
+  wi_ = std::make_unique<WriteIntent>(regions, region, g.strip_bytes,
+                                      [d] { return std::vector<BitmapCopy>{{0, d}}; },
+                                      WriteIntent::shards_for(regions, e.reactor_count()));
+  WriteIntent* wi = wi_.get();
+  vol.hooks.write_begin = [wi](uint64_t stripe, uint32_t reactor) { return wi->begin(stripe, reactor); };
+  vol.hooks.write_end = [wi](uint64_t stripe, uint32_t reactor) { wi->end(stripe, reactor); };
+  return true;
+}
+
+}  // namespace gpuraid
