@@ -219,8 +219,11 @@ std::string ControlPlane::metrics_text() {
     for (auto& [id, v] : volumes_) {
       volume_to_api(v, &vols.emplace_back());
       vd_group[id] = v.r.group();
-      if (v.target)
-        for (size_t op = 0; op < kMemberOps; op++) vd_lat[id][op] = v.target->counters().latency[op].on_edges();
+      if (v.target) {
+        IoCounters c;
+        v.target->totals(&c);
+        for (size_t op = 0; op < kMemberOps; op++) vd_lat[id][op] = c.latency[op].on_edges();
+      }
     }
     for (auto& [id, d] : drives_) {
       drive_to_api(d, &drives.emplace_back());

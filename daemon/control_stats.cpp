@@ -22,7 +22,8 @@ void ControlPlane::sample_rates() {
   uint64_t total_ios = 0, delta_ios = 0;
   std::map<std::string, Sample> next;
   for (auto& [id, t] : targets) {
-    const IoCounters& c = t->counters();
+    IoCounters c;
+    t->totals(&c);
     Sample s{c.reads.load(), c.writes.load(), c.read_bytes.load(), c.write_bytes.load(), c.all_latency()};
     total_ios += s.reads + s.writes;
     auto prev = last_sample_.find(id);
@@ -136,7 +137,11 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
   std::map<std::string, v1::IoStats> by_group;
   for (auto& [id, v] : volumes_) {
     v1::IoStats io;
-    if (v.target) io_to_api(id, v.target->counters(), &io);
+    if (v.target) {
+      IoCounters c;
+      v.target->totals(&c);
+      io_to_api(id, c, &io);
+    }
     add_io(&by_group[v.r.group()], io);
     if (all || q.volume() == id) {
       auto* vs = out->add_volumes();

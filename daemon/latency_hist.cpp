@@ -16,6 +16,11 @@ uint64_t LatencyHist::upper_ns(int b) {
   return lower + ((uint64_t(1) << (msb - 3)) - 1);
 }
 
+void LatencyHist::merge(const LatencyHist& o) {
+  for (int i = 0; i < kBuckets; i++) bump(b_[size_t(i)], o.b_[size_t(i)].load(std::memory_order_relaxed));
+  bump(sum_ns_, o.sum_ns());
+}
+
 std::vector<uint64_t> LatencyHist::snapshot() const {
   std::vector<uint64_t> out(kBuckets);
   for (int i = 0; i < kBuckets; i++) out[size_t(i)] = b_[size_t(i)].load(std::memory_order_relaxed);

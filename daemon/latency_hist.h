@@ -1,6 +1,6 @@
-// Latency histogram safe to update from many reactor threads at once
-// (relaxed atomics), log-linear: 8 sub-buckets per power of two (<= 12.5%
-// error), from 1 ns to 2^64 ns.
+// Latency histogram with one writer (a reactor: each keeps its own, and
+// sums are made with merge()) that any thread may read, log-linear: 8
+// sub-buckets per power of two (<= 12.5% error), from 1 ns to 2^64 ns.
 #pragma once
 #include <array>
 #include <atomic>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/latency_buckets.h"
+#include "engine/single_writer.h"
 #include "engine/reactor.h"
 
 namespace gpuraid::daemon {
@@ -15,10 +16,12 @@ namespace gpuraid::daemon {
 class LatencyHist {
  public:
   static constexpr int kBuckets = 504;
-  void add(uint64_t ns) {
-    b_[size_t(bucket(ns))].fetch_add(1, std::memory_order_relaxed);
-    sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+  void add(uint64_t ns) {  // by its one writer
+    bump(b_[size_t(bucket(ns))]);
+    bump(sum_ns_, ns);
   }
+  // Adds another histogram's counts (a sum no one adds to meanwhile).
+  void merge(const LatencyHist& o);
   // A consistent-enough copy: counts per bucket.
   std::vector<uint64_t> snapshot() const;
   uint64_t sum_ns() const { return sum_ns_.load(std::memory_order_relaxed); }

@@ -1,6 +1,7 @@
 #include "daemon/metered_target.h"
 
-#include <time.h>
+#include "engine/clock.h"
+#include "engine/single_writer.h"
 
 namespace gpuraid::daemon {
 
@@ -14,14 +15,6 @@ struct MeteredTarget::Shim {
   Shim* next_all = nullptr;
 };
 
-namespace {
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-}  // namespace
-
 std::vector<uint64_t> IoCounters::all_latency() const {
   std::vector<uint64_t> all(LatencyHist::kBuckets, 0);
   for (const auto& h : latency) {
@@ -31,8 +24,23 @@ std::vector<uint64_t> IoCounters::all_latency() const {
   return all;
 }
 
-MeteredTarget::MeteredTarget(std::unique_ptr<BlockTarget> inner, uint32_t reactors)
-    : inner_(std::move(inner)), free_(reactors) {}
+void IoCounters::merge(const IoCounters& o) {
+  bump(reads, o.reads.load(std::memory_order_relaxed));
+  bump(writes, o.writes.load(std::memory_order_relaxed));
+  bump(flushes, o.flushes.load(std::memory_order_relaxed));
+  bump(read_bytes, o.read_bytes.load(std::memory_order_relaxed));
+  bump(write_bytes, o.write_bytes.load(std::memory_order_relaxed));
+  bump(errors, o.errors.load(std::memory_order_relaxed));
+  for (size_t op = 0; op < latency.size(); op++) latency[op].merge(o.latency[op]);
+}
+
+MeteredTarget::MeteredTarget(std::unique_ptr<BlockTarget> inner, uint32_t reactors) : inner_(std::move(inner)) {
+  for (uint32_t i = 0; i < std::max<uint32_t>(reactors, 1); i++) shards_.push_back(std::make_unique<Shard>());
+}
+
+void MeteredTarget::totals(IoCounters* out) const {
+  for (const auto& s : shards_) out->merge(s->c);
+}
 
 MeteredTarget::~MeteredTarget() {
   for (Shim* s = all_.load(); s;) {
@@ -43,10 +51,11 @@ MeteredTarget::~MeteredTarget() {
 }
 
 int MeteredTarget::submit(Reactor& r, IoRequest* req, std::string* why) {
-  FreeList& fl = free_[r.id() % free_.size()];
-  Shim* s = fl.head;
+  const uint32_t shard = r.id() % uint32_t(shards_.size());
+  Shard& sh = *shards_[shard];
+  Shim* s = sh.free_head;
   if (s) {
-    fl.head = s->next_free;
+    sh.free_head = s->next_free;
   } else {
     s = new Shim;
     s->self = this;
@@ -54,50 +63,50 @@ int MeteredTarget::submit(Reactor& r, IoRequest* req, std::string* why) {
     while (!all_.compare_exchange_weak(s->next_all, s)) {
     }
   }
-  s->reactor = r.id() % uint32_t(free_.size());
+  s->reactor = shard;
   s->done = req->done;
   s->ctx = req->ctx;
-  s->t0 = now_ns();
+  s->t0 = mono_ns();
   req->done = on_done;
   req->ctx = s;
   int rc = inner_->submit(r, req, why);
   if (rc != 0) {  // nothing started: give the request back as it came
     req->done = s->done;
     req->ctx = s->ctx;
-    s->next_free = fl.head;
-    fl.head = s;
-    c_.errors.fetch_add(1, std::memory_order_relaxed);
+    s->next_free = sh.free_head;
+    sh.free_head = s;
+    bump(sh.c.errors);
   }
   return rc;
 }
 
 void MeteredTarget::on_done(IoRequest* req) {
   Shim* s = static_cast<Shim*>(req->ctx);
-  MeteredTarget* self = s->self;
-  IoCounters& c = self->c_;
+  // On the reactor that submitted it (the request's home), whose shard this is.
+  Shard& sh = *s->self->shards_[s->reactor];
+  IoCounters& c = sh.c;
   MemberOp op = kOpFlush;
   switch (req->op) {
     case IoRequest::Read:
       op = kOpRead;
-      c.reads.fetch_add(1, std::memory_order_relaxed);
-      if (req->result == 0) c.read_bytes.fetch_add(req->length, std::memory_order_relaxed);
+      bump(c.reads);
+      if (req->result == 0) bump(c.read_bytes, req->length);
       break;
     case IoRequest::Write:
       op = kOpWrite;
-      c.writes.fetch_add(1, std::memory_order_relaxed);
-      if (req->result == 0) c.write_bytes.fetch_add(req->length, std::memory_order_relaxed);
+      bump(c.writes);
+      if (req->result == 0) bump(c.write_bytes, req->length);
       break;
     case IoRequest::Flush:
-      c.flushes.fetch_add(1, std::memory_order_relaxed);
+      bump(c.flushes);
       break;
   }
-  if (req->result != 0) c.errors.fetch_add(1, std::memory_order_relaxed);
-  c.latency[op].add(now_ns() - s->t0);
+  if (req->result != 0) bump(c.errors);
+  c.latency[op].add(mono_ns() - s->t0);
   req->done = s->done;
   req->ctx = s->ctx;
-  FreeList& fl = self->free_[s->reactor];
-  s->next_free = fl.head;
-  fl.head = s;
+  s->next_free = sh.free_head;
+  sh.free_head = s;
   req->done(req);
 }
 

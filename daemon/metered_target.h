@@ -1,7 +1,9 @@
 // A virtual drive as the daemon hands it to frontends: the VD's extent,
-// wrapped to count I/O, bytes, errors and latency per VD. The caller's
-// done/ctx are parked in a per-reactor pooled shim for the I/O's life (no
-// allocation in steady state).
+// wrapped to count I/O, bytes, errors and latency per VD. Each reactor
+// counts in its own shard (no cache line written by two reactors, no
+// locked instruction per I/O) and totals() sums them. The caller's done/ctx
+// are parked in a per-reactor pooled shim for the I/O's life (no allocation
+// in steady state).
 #pragma once
 #include <atomic>
 #include <memory>
@@ -12,11 +14,14 @@
 
 namespace gpuraid::daemon {
 
+// One reactor's counts of a VD (its writer is that reactor), or a sum of them.
 struct IoCounters {
   std::atomic<uint64_t> reads{0}, writes{0}, flushes{0}, read_bytes{0}, write_bytes{0}, errors{0};
   std::array<LatencyHist, kMemberOps> latency;  // per op (kOpRead, kOpWrite, kOpFlush)
   // Every op's counts together, per bucket.
   std::vector<uint64_t> all_latency() const;
+  // Adds another's counts (into a sum no one counts into meanwhile).
+  void merge(const IoCounters& o);
 };
 
 class MeteredTarget final : public BlockTarget {
@@ -27,20 +32,21 @@ class MeteredTarget final : public BlockTarget {
   uint32_t min_io_bytes() const override { return inner_->min_io_bytes(); }
   uint32_t optimal_io_bytes() const override { return inner_->optimal_io_bytes(); }
   int submit(Reactor& r, IoRequest* req, std::string* why = nullptr) override;
-  const IoCounters& counters() const { return c_; }
+  // Every reactor's counts summed into *out (a fresh IoCounters); any thread.
+  void totals(IoCounters* out) const;
   // Swaps the extent (a resize). Only while no I/O can reach this target.
   void replace_inner(std::unique_ptr<BlockTarget> inner) { inner_ = std::move(inner); }
 
  private:
   struct Shim;
-  struct alignas(64) FreeList {
-    Shim* head = nullptr;
+  struct alignas(64) Shard {  // a reactor's: only it writes here
+    IoCounters c;
+    Shim* free_head = nullptr;
   };
   static void on_done(IoRequest* req);
 
   std::unique_ptr<BlockTarget> inner_;
-  IoCounters c_;
-  std::vector<FreeList> free_;  // per reactor (only its owner touches it)
+  std::vector<std::unique_ptr<Shard>> shards_;  // per reactor
   std::atomic<Shim*> all_{nullptr};  // every shim ever made, for the destructor
 };
 

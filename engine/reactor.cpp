@@ -1,4 +1,5 @@
 #include "engine/reactor.h"
+#include "engine/single_writer.h"
 
 #include "engine/clock.h"
 #include "engine/eventfd_signal.h"
@@ -20,10 +21,6 @@
 namespace gpuraid {
 
 namespace {
-// Single-writer counter: the owning reactor adds without a locked instruction.
-inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
-  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
 constexpr uint64_t kEventTag = 1;   // user_data of the eventfd read; MemberIo pointers are never 1
 constexpr uint64_t kParityTag = 3;  // user_data of the poll on the parity backend's event fd
 

@@ -1,12 +1,13 @@
 // Counts of one volume's ops. Every reactor counts in its own copy (its
-// OpPool's, through count()) and Volume::stats() sums the copies: a set
+// OpPool's, with bump(), single_writer.h) and Volume::stats() sums the copies: a set
 // shared by all reactors cost every parity write a locked add on a cache
 // line that every reactor wrote (4 % of two reactors' time on null drives,
 // and the line also held what every op reads), a cost that grows with the
 // number of reactors.
 #pragma once
-#include <atomic>
 #include <cstdint>
+
+#include "engine/single_writer.h"
 
 namespace gpuraid {
 
@@ -27,13 +28,5 @@ struct VolumeStats {
   // counting in meanwhile (each counter is read whole).
   void add(const VolumeStats& o);
 };
-
-// Adds n to a counter of the calling reactor's own copy. One writer: a
-// plain load and store, no locked instruction; readers on other threads
-// see the old or the new value.
-inline void count(uint64_t& c, uint64_t n = 1) {
-  std::atomic_ref<uint64_t> a(c);
-  a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
 
 }  // namespace gpuraid

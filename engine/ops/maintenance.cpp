@@ -42,7 +42,7 @@ void writes_done(Op* op) {
   const bool ok = absorb_errors(op);
   release_write_intent(op);
   const bool rebuild_target_lost = op->maint.kind == M::Rebuild && op->vol->rebuilding_member() != op->maint.rebuild_member;
-  if (op->maint.kind == M::Rebuild && ok && !rebuild_target_lost) count(counters_of(op).rebuild_stripes_written);
+  if (op->maint.kind == M::Rebuild && ok && !rebuild_target_lost) bump(counters_of(op).rebuild_stripes_written);
   finish_maintenance(op, ok && !rebuild_target_lost ? 0 : -EIO);
 }
 
@@ -346,7 +346,7 @@ void parity_locked(Op* op) {
 
 void skip_rebuild(Op* op) {
   op->maint.res->skipped = true;
-  count(counters_of(op).rebuild_stripes_skipped);
+  bump(counters_of(op).rebuild_stripes_skipped);
   finish_maintenance(op, 0);
 }
 

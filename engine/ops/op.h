@@ -184,7 +184,7 @@ bool absorb_errors(Op* op);
 // riders (finish_op completes them), and the counter `merged` counts each.
 // Returns whether ops still wait for the stripe (ones that could not ride).
 bool take_riders(Op* op, uint64_t VolumeStats::*merged);
-// The op's reactor's counts of its volume (count() them, volume_stats.h).
+// The op's reactor's counts of its volume (bump() them: single_writer.h).
 inline VolumeStats& counters_of(const Op* op) { return op->vol->op_pool(op->home->id()).counters(); }
 // Stripe lock: true when held now; otherwise `resume` runs once granted.
 bool lock_stripe(Op* op, void (*resume)(Op*));

@@ -74,7 +74,7 @@ bool take_riders(Op* op, uint64_t VolumeStats::*merged) {
         else op->rider_head = w;
         op->rider_tail = w;
         op->fua |= w->fua;
-        count(counters_of(op).*merged);
+        bump(counters_of(op).*merged);
       });
 }
 

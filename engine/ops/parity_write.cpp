@@ -212,10 +212,10 @@ static void plan_write(Op* op) {
   if (!take_buffers(op)) return wait_buffers(op, plan_write);
   VolumeStats& st = counters_of(op);
   switch (p.mode) {
-    case WriteMode::FullStripe: count(st.full_stripe_writes); break;
-    case WriteMode::ReadModifyWrite: count(st.rmw_writes); break;
-    case WriteMode::ReconstructWrite: count(st.rcw_writes); break;
-    case WriteMode::DegradedWrite: count(st.degraded_writes); break;
+    case WriteMode::FullStripe: bump(st.full_stripe_writes); break;
+    case WriteMode::ReadModifyWrite: bump(st.rmw_writes); break;
+    case WriteMode::ReconstructWrite: bump(st.rcw_writes); break;
+    case WriteMode::DegradedWrite: bump(st.degraded_writes); break;
   }
   begin_phase(op, reads_done);
   for (uint64_t s = p.read_roles; s; s &= s - 1) {

@@ -23,7 +23,7 @@ static void read_done(Op* op) {
   // A member failed under us (ours or another op's error): what it
   // returned may be stale; read this part again, degraded.
   if (had_errors || op->read.retry || (op->used & v->failed_mask() & ~op->read.failed_snapshot)) {
-    count(counters_of(op).retried_reads);
+    bump(counters_of(op).retried_reads);
     v->redo_read(*op->home, op->req, op->off, op->len, op->buf);
   }
   finish_op(op, 0);
@@ -168,7 +168,7 @@ static void degraded_read_io_done(Op* op) {
   make_recover_job(j, op->vol->codec(), p.c1 - p.c0, p.survivors, src, p.recover_roles, dst);
   j.done = degraded_read_parity_done;
   j.ctx = op;
-  count(counters_of(op).degraded_reads);
+  bump(counters_of(op).degraded_reads);
   ParityJob* jp = &j;
   op->home->parity().submit(&jp, 1);
 }

@@ -37,7 +37,7 @@ uint64_t run_stripe(const RebuildRun* run, uint32_t i) { return run->ops[0]->str
 void finish_run(RebuildRun* run, int result) {
   Op* lead = run->ops[0];
   release_buffers(lead);
-  if (result == 0) count(counters_of(lead).rebuild_stripes_skipped, uint32_t(__builtin_popcountll(run->held)));
+  if (result == 0) bump(counters_of(lead).rebuild_stripes_skipped, uint32_t(__builtin_popcountll(run->held)));
   Op* ops[kMaxRunStripes];
   const uint32_t n = run->n;
   std::copy(run->ops, run->ops + n, ops);  // the run may be reused once its last op finishes
@@ -50,7 +50,7 @@ void writes_done(Op* lead) {
   const bool ok = absorb_errors(lead);
   const bool target_lost = v->rebuilding_member() != lead->maint.rebuild_member;
   if (!ok || target_lost) return finish_run(run, -EIO);
-  count(counters_of(lead).rebuild_stripes_written, uint64_t(__builtin_popcountll(run->todo)));
+  bump(counters_of(lead).rebuild_stripes_written, uint64_t(__builtin_popcountll(run->todo)));
   finish_run(run, 0);
 }
 

@@ -62,7 +62,7 @@ bool StripeGather::try_hold(Op* op, void (*go)(Op*)) {
   if (tail_) tail_->held_next = op;
   else head_ = op;
   tail_ = op;
-  count(counters_of(op).*held_);
+  bump(counters_of(op).*held_);
   op->task.run = expired;
   op->task.arg = op;
   r_->defer_until(&op->task, r_->turn_ns() + hold_ns_);
@@ -94,7 +94,7 @@ void StripeGather::expired(Task* t) {
   Op* op = static_cast<Op*>(t->arg);
   StripeGather& g = *gather_of(op);
   g.unlink(op);
-  count(counters_of(op).held_expired);
+  bump(counters_of(op).held_expired);
   g.go_(op);
 }
 
