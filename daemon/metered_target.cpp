@@ -51,7 +51,7 @@ MeteredTarget::~MeteredTarget() {
 }
 
 int MeteredTarget::submit(Reactor& r, IoRequest* req, std::string* why) {
-  const uint32_t shard = r.id() % uint32_t(shards_.size());
+  const uint32_t n = uint32_t(shards_.size()), shard = r.id() < n ? r.id() : r.id() % n;
   Shard& sh = *shards_[shard];
   Shim* s = sh.free_head;
   if (s) {

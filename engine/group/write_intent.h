@@ -110,7 +110,10 @@ class WriteIntent {
   std::function<std::vector<BitmapCopy>()> writable_;
   std::mutex mu_;                    // serializes bitmap writes
   std::vector<uint8_t> bits_;        // the on-disk image (guarded by mu_)
-  std::atomic<uint32_t>& inflight(uint32_t reactor, uint64_t r) { return inflight_[reactor % inflight_.size()][r]; }
+  std::atomic<uint32_t>& inflight(uint32_t reactor, uint64_t r) {
+    const size_t n = inflight_.size();  // most often one shard per reactor: no division
+    return inflight_[reactor < n ? reactor : reactor % n][r];
+  }
   bool any_inflight(uint64_t r) const;
   std::vector<std::unique_ptr<std::atomic<uint32_t>[]>> inflight_;  // [shard][region]
   std::unique_ptr<std::atomic<uint8_t>[]> dirty_;  // 1: the bit is set on disk
