@@ -10,8 +10,8 @@ namespace gpuraid {
 bool BenchWriteIntent::attach(Engine& e, Volume& vol, std::string* err) {
   const Geometry& g = vol.geometry();
   const uint64_t bytes = g.member_data_bytes * g.subgroups;
-  uint64_t region = GroupConfig{}.bitmap_region_bytes;
-  while ((bytes + region - 1) / region > kBitmapMaxBytes * 8) region *= 2;  // as a group picks it
+  uint64_t region = 0;
+  if (!WriteIntent::pick_region(GroupConfig{}.bitmap_region_bytes, g.strip_bytes, bytes, &region, err)) return false;
   const uint64_t regions = (bytes + region - 1) / region;
   // The bitmap sits where a member's does (metadata_io.h).
   bitmap_drive_ = Drive::open(DriveSpec{DriveType::Mem, "", kMetadataBytes, true}, err);

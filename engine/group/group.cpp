@@ -57,14 +57,6 @@ static bool fail(std::string* err, const std::string& m) {
 
 // Bitmap granularity: a power of two of at least one strip, grown until
 // the bitmap fits its area.
-static bool pick_region(uint64_t want, uint32_t strip, uint64_t member_bytes, uint64_t* out, std::string* err) {
-  if (want < strip || (want & (want - 1)))
-    return fail(err, "bitmap region must be a power of two of at least one strip (" + std::to_string(strip) + " bytes)");
-  while ((member_bytes + want - 1) / want > kBitmapMaxBytes * 8) want *= 2;
-  *out = want;
-  return true;
-}
-
 // A new group's superblocks, all or none: a member that cannot take its
 // superblock fails the create, and those written are wiped again, so that
 // no drive is left claiming a group that does not exist.
@@ -143,7 +135,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
     ppl.offset = kMetadataBytes + g.member_data_bytes;
   }
   uint64_t region = 0;  // set by pick_region (GCC -O1 cannot tell)
-  if (!pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes * g.subgroups, &region, err))
+  if (!WriteIntent::pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes * g.subgroups, &region, err))
     return nullptr;
 
   std::unique_ptr<Group> grp(new Group());

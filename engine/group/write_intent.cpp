@@ -12,6 +12,17 @@ namespace gpuraid {
 // The in-flight counters of all shards together stay under this.
 constexpr uint64_t kInflightBudgetBytes = 64ull << 20;
 
+bool WriteIntent::pick_region(uint64_t want, uint32_t strip, uint64_t member_bytes, uint64_t* out,
+                              std::string* err) {
+  if (want < strip || (want & (want - 1))) {
+    if (err) *err = "bitmap region must be a power of two of at least one strip (" + std::to_string(strip) + " bytes)";
+    return false;
+  }
+  while ((member_bytes + want - 1) / want > kBitmapMaxBytes * 8) want *= 2;
+  *out = want;
+  return true;
+}
+
 uint32_t WriteIntent::shards_for(uint64_t regions, uint32_t reactors) {
   const uint64_t fit = kInflightBudgetBytes / (std::max<uint64_t>(regions, 1) * sizeof(uint32_t));
   return uint32_t(std::clamp<uint64_t>(fit, 1, std::max<uint32_t>(reactors, 1)));

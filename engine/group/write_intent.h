@@ -37,6 +37,9 @@ class WriteIntent {
   // pass the counters' cache lines between them at every write (shards_for()).
   WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip_bytes,
               std::function<std::vector<BitmapCopy>()> writable, uint32_t shards = 1);
+  // The region size for `want` (a power of two of at least one strip),
+  // doubled until the bitmap of member_bytes fits its area on disk.
+  static bool pick_region(uint64_t want, uint32_t strip, uint64_t member_bytes, uint64_t* out, std::string* err);
   // One shard per reactor while the counters stay within a memory budget.
   static uint32_t shards_for(uint64_t regions, uint32_t reactors);
   uint64_t regions() const { return regions_; }

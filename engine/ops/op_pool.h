@@ -55,7 +55,7 @@ class OpPool {
   // Requests submitted on this reactor: foreground activity, which other
   // threads read (the background work's rate policy). One writer: a plain
   // load and store, no read-modify-write on the hot path.
-  void count_request() { requests_.store(requests_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void count_request() { bump(requests_); }
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
   // This reactor's counts of the volume's ops (volume_stats.h).
   VolumeStats& counters() { return counters_; }
