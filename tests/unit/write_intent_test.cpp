@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/group/superblock.h"
+
 namespace gpuraid {
 namespace {
 
@@ -55,6 +57,22 @@ TEST(WriteIntent, InFlightOnAnyShardKeepsTheRegionDirty) {
   EXPECT_EQ(b.clear(), 0u);
   b.wi->end(6, 2);
   EXPECT_EQ(b.clear(), 1u);
+}
+
+TEST(WriteIntent, PickRegion) {
+  uint64_t region = 0;
+  std::string err;
+  ASSERT_TRUE(WriteIntent::pick_region(64ull << 20, kStrip, 1ull << 40, &region, &err)) << err;
+  EXPECT_EQ(region, 64ull << 20);  // 16384 regions: fits
+  // 2^50 bytes in 64 MiB regions would not fit the bitmap's area: doubled until it does.
+  ASSERT_TRUE(WriteIntent::pick_region(64ull << 20, kStrip, 1ull << 50, &region, &err)) << err;
+  EXPECT_LE((1ull << 50) / region, kBitmapMaxBytes * 8);
+  EXPECT_GT((1ull << 50) / (region / 2), kBitmapMaxBytes * 8);
+  for (uint64_t bad : {uint64_t(kStrip) / 2, 3 * uint64_t(kStrip)}) {
+    err.clear();
+    EXPECT_FALSE(WriteIntent::pick_region(bad, kStrip, 1ull << 30, &region, &err)) << bad;
+    EXPECT_NE(err.find("power of two of at least one strip"), std::string::npos) << err;
+  }
 }
 
 TEST(WriteIntent, ShardsFitTheBudget) {
