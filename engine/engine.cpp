@@ -62,6 +62,12 @@ int Engine::attach(Drive* d, std::string* err) {
   return -1;
 }
 
+ParityCounters Engine::parity_counters() {
+  ParityCounters c;
+  for (auto& r : reactors_) c += r->parity().counters();
+  return c;
+}
+
 DriveTotals Engine::drive_totals(const Drive* d) {
   DriveTotals t;
   std::lock_guard<std::mutex> g(mu_);

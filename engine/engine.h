@@ -51,6 +51,8 @@ class Engine {
   void detach(int slot);
   // Member I/O of a drive summed over every reactor (zeros when it has no slot).
   DriveTotals drive_totals(const Drive* d);
+  // Where every reactor's parity jobs ran (any thread).
+  ParityCounters parity_counters();
 
  private:
   std::vector<std::unique_ptr<Reactor>> reactors_;

@@ -8,12 +8,14 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -42,9 +44,24 @@ Reactor::Reactor(uint32_t id, size_t arena_bytes, std::unique_ptr<ParityBackend>
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) throw std::runtime_error("eventfd failed");
   unsubmitted_.reserve(ring_entries);
+  // The arena is where the engine's parity jobs read and write: a GPU
+  // backend maps it for its device (zero-copy). Refused, jobs still run,
+  // staged, and the backend's counters say so.
+  std::string why;
+  arena_mapped_ = parity_->register_memory(pool_.base(), pool_.size(), &why);
+  if (!arena_mapped_)
+    fprintf(stderr, "gpuraid: reactor %u: parity backend %s cannot map its buffers (%s); its jobs take the staged path\n",
+            id_, parity_->name(), why.c_str());
 }
 
 Reactor::~Reactor() {
+  // No parity job may be left on the arena when it is unmapped for the device.
+  for (int i = 0; i < 100000 && parity_->in_flight() > 0; i++) {
+    parity_->poll();
+    if (parity_->in_flight() > 0) usleep(100);
+  }
+  if (arena_mapped_) parity_->unregister_memory(pool_.base());
+  parity_.reset();
   io_uring_queue_exit(&ring_);
   if (event_fd_ >= 0) close(event_fd_);
   while (free_ios_) {
@@ -489,6 +506,15 @@ void Reactor::arm_eventfd() {
   event_armed_ = true;
 }
 
+// A sleep of microseconds (until a GPU batch is due) would otherwise end
+// up to the thread's timer slack late (50 us by default).
+void Reactor::fine_timer_slack() {
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
+}
+
 Reactor* Reactor::current() { return t_current_; }
 
 pid_t Reactor::this_tid() {
@@ -537,9 +563,15 @@ bool Reactor::poll(bool block, int timeout_ms) {
     work |= reap_lockstep();
   } else {
     arm_eventfd();
-    const bool parity_waits = parity_->in_flight() > 0 && !arm_parity_poll();
-    const uint64_t sleep_ns = timed_ ? sleep_limit_ns(timeout_ms) : uint64_t(timeout_ms) * 1000000ull;
-    const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && !parity_waits && sleep_ns > 0;
+    // The parity backend says when it wants poll() again: 0 (now: do not
+    // sleep), a deadline (a GPU batch predicted to finish), or never. One
+    // that signals its event fd wakes the ring earlier.
+    const uint64_t parity_ns = parity_->poll_within_ns();
+    if (parity_ns != 0 && parity_->in_flight() > 0) arm_parity_poll();
+    if (parity_ns < 1000000ull) fine_timer_slack();
+    const uint64_t sleep_ns =
+        std::min<uint64_t>(timed_ ? sleep_limit_ns(timeout_ms) : uint64_t(timeout_ms) * 1000000ull, parity_ns);
+    const bool can_sleep = block && !work && !deferred_head_ && !delayed_ && sleep_ns > 0;
     if (can_sleep) {
       __kernel_timespec ts{(long long)(sleep_ns / 1000000000ull), (long long)(sleep_ns % 1000000000ull)};
       io_uring_cqe* cqe = nullptr;

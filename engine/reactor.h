@@ -179,6 +179,7 @@ class Reactor {
   void complete(MemberIo* io, int res);
   void arm_eventfd();
   bool arm_parity_poll();
+  static void fine_timer_slack();
   // Inline: it guards every data-path call.
   void assert_owner(const char* what) const {
     if (__builtin_expect(t_current_ != this, 0)) owner_violated(what);
@@ -206,6 +207,7 @@ class Reactor {
   io_uring ring_{};
   BufferPool pool_;
   std::unique_ptr<ParityBackend> parity_;
+  bool arena_mapped_ = false;   // the pool is registered with the parity backend's device
   std::vector<iovec> arenas_;
   int event_fd_ = -1;
   uint64_t event_buf_ = 0;

@@ -15,7 +15,7 @@ void HostBatch::clear() {
   coefs.clear();
   owners.clear();
   mismatch.clear();
-  ntiles = nverify = 0;
+  ntiles = nverify = nout = 0;
   bytes = 0;
 }
 
@@ -39,7 +39,7 @@ void write_blob(const HostBatch& b, const uint64_t* ptrs, uint8_t* blob) {
 }
 
 KBatch blob_kbatch(const HostBatch& b, const BlobLayout& l, uintptr_t base, uint32_t* mismatch) {
-  KBatch k;
+  KBatch k{};  // no commit gate
   k.jobs = reinterpret_cast<const KJob*>(base + l.jobs);
   k.ptrs = reinterpret_cast<const uint64_t*>(base + l.ptrs);
   k.coefs = reinterpret_cast<const uint32_t*>(base + l.coefs);
@@ -53,41 +53,12 @@ uint32_t grid_blocks(uint32_t ntiles, uint32_t max_blocks) {
   return std::max(1u, std::min(ntiles, std::max(1u, max_blocks)));
 }
 
-uint64_t update_scratch_bytes(const HostBatch& b) {
-  uint64_t n = 0;
-  for (size_t i = 0; i < b.ptrs.size(); i++)
-    if (b.roles[i] == Role::UpdateOut) n += b.ptr_len[i];
-  return n;
-}
-
-void place_update_outputs(const HostBatch& b, uint64_t scratch, uint64_t* ptrs) {
-  uint64_t off = 0;  // lengths are multiples of 64: every place stays aligned
-  for (size_t i = 0; i < b.ptrs.size(); i++)
-    if (b.roles[i] == Role::UpdateOut) {
-      ptrs[i] = scratch + off;
-      off += b.ptr_len[i];
-    }
-}
-
-void plan_staging(const HostBatch& b, StagingPlan* plan) {
-  plan->offset.assign(b.ptrs.size(), 0);
-  plan->copy_in.clear();
-  plan->copy_out.clear();
-  std::unordered_map<uint64_t, uint64_t> input_at;  // host address -> offset
-  uint64_t total = 0;
-  for (size_t i = 0; i < b.ptrs.size(); i++) {
-    if (b.roles[i] == Role::In) {
-      auto [it, fresh] = input_at.try_emplace(b.ptrs[i], total);
-      plan->offset[i] = it->second;
-      if (!fresh) continue;
-      plan->copy_in.push_back(i);
-    } else {
-      plan->offset[i] = total;
-      plan->copy_out.push_back(i);
-    }
-    total += b.ptr_len[i];  // multiples of 64: every place stays aligned
-  }
-  plan->bytes = total;
+size_t slot_blob_bytes(const HostBatch& b) {
+  // The batch's arrays, the commit's (one copy job per output: a job, two
+  // pointers, a coefficient word), the results, each 64-byte aligned.
+  const size_t main = blob_layout(b).total;
+  const size_t commit = b.nout * (sizeof(KJob) + 2 * sizeof(uint64_t) + sizeof(uint32_t)) + 3 * 64;
+  return main + commit + round_up(size_t(b.nverify) * 4 + 4, 64);
 }
 
 namespace {
@@ -109,6 +80,7 @@ class JobWriter {
     b_->roles.push_back(r);
     b_->ptr_len.push_back(j_.len);
     b_->bytes += j_.len;
+    if (r == Role::Out || r == Role::UpdateOut) b_->nout++;
   }
   // Column word: the n row coefficients get(r) packed byte r.
   template <class Get>
@@ -138,18 +110,14 @@ bool all_aligned(uint8_t* const* v, uint32_t n) {
 
 }  // namespace
 
-void build_commit(const HostBatch& b, const uint64_t* placed, HostBatch* out) {
-  out->clear();
-  for (size_t i = 0; i < b.ptrs.size(); i++) {
-    if (b.roles[i] != Role::UpdateOut) continue;
-    JobWriter w(out, b.ptr_len[i], kModeWrite);
-    w.job().nsrc = 1;
-    w.job().ndst = 1;
-    w.ptr(placed[i], Role::Device);
-    w.ptr(b.ptrs[i], Role::Out);
-    w.coef(1, [](uint32_t) { return 1; });
-    w.finish(nullptr);
-  }
+void add_copy_job(HostBatch* b, uint64_t from, uint64_t to, uint32_t len) {
+  JobWriter w(b, len, kModeWrite);
+  w.job().nsrc = 1;
+  w.job().ndst = 1;
+  w.ptr(from, Role::Device);
+  w.ptr(to, Role::Device);
+  w.coef(1, [](uint32_t) { return 1; });
+  w.finish(nullptr);
 }
 
 // Jobs that break the interface's rules go to the CPU too, which fails them

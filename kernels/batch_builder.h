@@ -17,8 +17,9 @@ namespace gpuraid::kern {
 enum class Role : uint8_t {
   In,         // read by the kernel
   Out,        // written by the kernel
-  UpdateOut,  // an Update's new parity: must reach host memory only once the
-              // whole batch succeeded (a rerun on the CPU must see old parity)
+              // (outputs reach host memory only in the batch's commit launch:
+              // slot_program.h)
+  UpdateOut,  // an Update's new parity (the same buffer is also read, as In)
   Device,     // already a device address (scratch); not translated
 };
 
@@ -32,6 +33,7 @@ struct HostBatch {
   std::vector<uint32_t> mismatch;  // Verify results, filled in by the executor
   uint32_t ntiles = 0;
   uint32_t nverify = 0;
+  uint32_t nout = 0;    // Out and UpdateOut pointers
   uint64_t bytes = 0;  // bytes read plus written
 
   void clear();
@@ -51,22 +53,11 @@ KBatch blob_kbatch(const HostBatch& b, const BlobLayout& l, uintptr_t base, uint
 // Blocks for a batch of ntiles when the device holds max_blocks at once.
 uint32_t grid_blocks(uint32_t ntiles, uint32_t max_blocks);
 
-// Bytes of scratch that the UpdateOut buffers need, and their placement:
-// sets ptrs[i] = scratch + offset for every UpdateOut pointer i.
-uint64_t update_scratch_bytes(const HostBatch& b);
-void place_update_outputs(const HostBatch& b, uint64_t scratch, uint64_t* ptrs);
-// The second launch that copies every placed UpdateOut to its host buffer.
-void build_commit(const HostBatch& b, const uint64_t* placed, HostBatch* out);
-
-// The staged path: every buffer gets a place in one device arena; an input
-// read by several jobs is copied in once; every output is copied back.
-struct StagingPlan {
-  std::vector<uint64_t> offset;  // arena offset of each pointer
-  std::vector<size_t> copy_in;   // pointers whose buffers are copied in
-  std::vector<size_t> copy_out;  // pointers whose buffers are copied back
-  uint64_t bytes = 0;            // arena size
-};
-void plan_staging(const HostBatch& b, StagingPlan* plan);
+// Bytes of descriptors (and results) a slot needs for b, with its commit
+// launch (slot_program.h): what the batching backend caps a batch at.
+size_t slot_blob_bytes(const HostBatch& b);
+// Appends a job copying len bytes between two device addresses (a commit).
+void add_copy_job(HostBatch* b, uint64_t from, uint64_t to, uint32_t len);
 
 class BatchBuilder {
  public:

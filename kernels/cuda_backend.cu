@@ -1,6 +1,6 @@
 // make_cuda_backend(): checks that a usable GPU exists and that the parity
 // kernel computes right on it, then wraps a CudaExecutor in the batching
-// backend (batching, completion via eventfd, fallback to ISA-L).
+// backend (batching, polled completion, routing, fallback to ISA-L).
 #include <cuda_runtime.h>
 
 #include <vector>
@@ -44,12 +44,13 @@ bool self_test(std::string* err) {
   e = cudaMalloc(&dblob, l.total);
   if (e == cudaSuccess) e = cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice);
   if (e == cudaSuccess) e = cudaMemcpy(dblob, blob.data(), l.total, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess)
-    e = kern::cuda_launch_parity_kernel(
-        kern::blob_kbatch(b, l, reinterpret_cast<uintptr_t>(dblob), nullptr), 1, nullptr);
+  if (e == cudaSuccess) {
+    e = kern::cuda_launch_parity_kernel(kern::blob_kbatch(b, l, reinterpret_cast<uintptr_t>(dblob), nullptr), 1,
+                                        nullptr);
+  }
   if (e == cudaSuccess) e = cudaMemcpy(got.data(), d + k * len, got.size(), cudaMemcpyDeviceToHost);
-  cudaFree(dblob);
-  cudaFree(d);
+  const cudaError_t f1 = dblob ? cudaFree(dblob) : cudaSuccess, f2 = cudaFree(d);
+  if (e == cudaSuccess) e = f1 != cudaSuccess ? f1 : f2;
   if (e != cudaSuccess) return *err = cuda_msg("parity kernel self-test", e), false;
   for (uint32_t x = 0; x < len; x++) {
     uint8_t p = 0, q = 0;
@@ -67,6 +68,14 @@ bool self_test(std::string* err) {
 
 }  // namespace
 
+CudaBackendOptions cuda_backend_options(const AcceleratorSettings& s) {
+  CudaBackendOptions o;
+  apply_accelerator_settings(s, &o.batch);
+  o.low_priority = s.low_priority;
+  o.max_blocks = s.max_blocks;
+  return o;
+}
+
 std::unique_ptr<kern::BatchingBackend> make_cuda_backend(const CudaBackendOptions& o, std::string* err) {
   std::string why;
   if (!err) err = &why;
@@ -81,6 +90,10 @@ std::unique_ptr<kern::BatchingBackend> make_cuda_backend(const CudaBackendOption
   auto exec = kern::CudaExecutor::create(o, err);
   if (!exec) return nullptr;
   return std::make_unique<kern::BatchingBackend>("cuda", std::move(exec), o.batch);
+}
+
+std::unique_ptr<ParityBackend> make_cuda_backend(const AcceleratorSettings& s, std::string* err) {
+  return make_cuda_backend(cuda_backend_options(s), err);
 }
 
 std::unique_ptr<ParityBackend> make_cuda_backend(std::string* err) {

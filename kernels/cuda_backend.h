@@ -1,13 +1,15 @@
 // The CUDA parity backend and the pinned host memory it reads in place.
 // Plain C++: includable without the CUDA toolkit's headers.
 //
-// Data paths, chosen per batch:
-//  * zero-copy: buffers in registered memory (cuda_host_alloc_mapped() or
-//    cuda_host_register()) are read and written by the kernel over PCIe;
-//    only the descriptors (and the results of Verify) are copied.
-//  * staged: buffers are copied to device memory (cudaMemcpyAsync), the
-//    kernel runs on the copies, outputs are copied back. Used for buffers
-//    the device cannot address, or always when asked for.
+// Data paths, chosen per batch (kernels/slot_program.h):
+//  * zero-copy: buffers in registered memory (cuda_host_alloc_mapped(),
+//    cuda_host_register(), ParityBackend::register_memory, which the engine
+//    calls for every reactor's arena) are read by the kernel in place over
+//    PCIe and outputs written back by the commit launch; only descriptors
+//    are copied.
+//  * staged: a buffer the device cannot address is copied by the CPU into
+//    the slot's mapped bounce memory (and back). Counted: in steady state
+//    the engine stages nothing.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,9 +22,8 @@
 namespace gpuraid {
 
 enum class CudaDataPath : uint8_t {
-  Auto,      // zero-copy when every buffer is registered (and staged_min_len allows), else staged
-  ZeroCopy,  // zero-copy only; an unregistered buffer fails the batch (-> CPU)
-  Staged,    // always through device memory
+  Auto,    // registered memory in place, any other buffer bounced
+  Staged,  // every buffer bounced (for comparison: gpuraid-gpu-bench)
 };
 
 struct CudaBackendOptions {
@@ -30,26 +31,29 @@ struct CudaBackendOptions {
   int device = 0;
   uint32_t slots = 4;  // batches in flight at once (one stream each)
   CudaDataPath path = CudaDataPath::Auto;
-  // Auto: also stage batches whose buffers average at least this many bytes
-  // (copy engines can beat SM reads over PCIe for big strips; measure with
-  // gpuraid-gpu-bench). 0: stage only buffers the device cannot address.
-  uint32_t staged_min_len = 0;
-  uint32_t max_blocks = 0;  // grid cap; 0: as many blocks as the device holds resident
+  uint32_t max_blocks = 0;  // grid cap (a share of the SMs); 0: as many blocks as the device holds resident
+  // Parity streams at the device's lowest priority, so that other work on
+  // the GPU (in this process) is scheduled first.
+  bool low_priority = true;
+  uint64_t bounce_bytes = 16u << 20;  // per slot, allocated when first needed
 };
+
+// The backend's options from the settings every accelerator backend takes.
+CudaBackendOptions cuda_backend_options(const AcceleratorSettings& s);
 
 // nullptr with *err set when no usable GPU exists (no driver, no device,
 // no kernel image for it, allocation failure).
 std::unique_ptr<ParityBackend> make_cuda_backend(std::string* err);
-std::unique_ptr<kern::BatchingBackend> make_cuda_backend(const CudaBackendOptions& opts,
-                                                         std::string* err);
+std::unique_ptr<ParityBackend> make_cuda_backend(const AcceleratorSettings& s, std::string* err);
+std::unique_ptr<kern::BatchingBackend> make_cuda_backend(const CudaBackendOptions& opts, std::string* err);
 
-// Pinned host memory mapped into the device's address space, for the
-// engine's buffer arena. nullptr (and *err) on failure. Free with
-// cuda_host_free().
+// Pinned host memory mapped into the device's address space. nullptr (and
+// *err) on failure. Free with cuda_host_free().
 void* cuda_host_alloc_mapped(size_t bytes, std::string* err = nullptr);
 void cuda_host_free(void* p);
-// Pins and maps existing memory (e.g. a hugepage arena); undo with
-// cuda_host_unregister(p) before freeing it.
+// Pins and maps existing memory (e.g. an arena); counted per start address
+// (register twice, unregister twice); undo with cuda_host_unregister(p)
+// before freeing it.
 bool cuda_host_register(void* p, size_t bytes, std::string* err = nullptr);
 void cuda_host_unregister(void* p);
 

@@ -1,6 +1,9 @@
 #include "kernels/cuda_executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "kernels/cuda_launch.h"
@@ -13,232 +16,238 @@ std::string cuda_msg(const char* what, cudaError_t e) {
   return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
 }
 
-size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
-cudaError_t CudaBuf::reserve(size_t need) {
-  if (need <= cap_) return cudaSuccess;
-  const size_t n = round_up(std::max(need, cap_ * 2), size_t(1) << 16);
-  release();
-  void* p = nullptr;
-  const cudaError_t e = host_ ? cudaHostAlloc(&p, n, cudaHostAllocDefault) : cudaMalloc(&p, n);
-  if (e != cudaSuccess) return e;
-  p_ = static_cast<uint8_t*>(p);
-  cap_ = n;
-  return cudaSuccess;
-}
-
-void CudaBuf::release() {
-  if (p_) host_ ? cudaFreeHost(p_) : cudaFree(p_);
-  p_ = nullptr;
-  cap_ = 0;
-}
+CudaExecutor::CudaExecutor(const CudaBackendOptions& o, bool ats)
+    : device_(o.device),
+      path_(o.path),
+      blob_bytes_(o.batch.max_blob_bytes),
+      bounce_bytes_(o.bounce_bytes),
+      view_(cuda_registry(), ats) {}
 
 std::unique_ptr<CudaExecutor> CudaExecutor::create(const CudaBackendOptions& o, std::string* err) {
-  std::unique_ptr<CudaExecutor> x(new CudaExecutor());
-  x->device_ = o.device;
-  x->path_ = o.path;
-  x->staged_min_len_ = o.staged_min_len;
   cudaError_t e = cudaSetDevice(o.device);
   if (e != cudaSuccess) return *err = cuda_msg("cudaSetDevice", e), nullptr;
-  int can_map = 0, ats = 0;
-  cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, o.device);
-  // With ATS (e.g. Grace Hopper) the device reads any host page in place.
-  // Plain HMM is not used: it would migrate the engine's pages to the GPU.
-  cudaDeviceGetAttribute(&ats, cudaDevAttrPageableMemoryAccessUsesHostPageTables, o.device);
-  x->ats_ = ats != 0;
-  if (!can_map) x->path_ = CudaDataPath::Staged;
+  int can_map = 0, ats = 0, pools = 0;
+  if ((e = cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, o.device)) != cudaSuccess ||
+      // With ATS (e.g. Grace Hopper) the device reads any host page in place.
+      // Plain HMM is not used: it would migrate the engine's pages to the GPU.
+      (e = cudaDeviceGetAttribute(&ats, cudaDevAttrPageableMemoryAccessUsesHostPageTables, o.device)) !=
+          cudaSuccess ||
+      (e = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, o.device)) != cudaSuccess)
+    return *err = cuda_msg("cudaDeviceGetAttribute", e), nullptr;
+  if (!can_map) return *err = "the device cannot map host memory (zero-copy)", nullptr;
+  std::unique_ptr<CudaExecutor> x(new CudaExecutor(o, ats != 0));
+  x->pools_ = pools != 0;
   x->max_blocks_ = o.max_blocks ? o.max_blocks : cuda_parity_max_blocks(o.device, &e);
   if (x->max_blocks_ == 0) return *err = cuda_msg("parity kernel occupancy", e), nullptr;
+  int least = 0, greatest = 0;
+  if ((e = cudaDeviceGetStreamPriorityRange(&least, &greatest)) != cudaSuccess)
+    return *err = cuda_msg("cudaDeviceGetStreamPriorityRange", e), nullptr;
   for (uint32_t i = 0; i < std::max(1u, o.slots); i++) {
     auto s = std::make_unique<Slot>();
-    e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
+    Slot& sl = *s;
     x->slots_.push_back(std::move(s));
-    if (e != cudaSuccess) return *err = cuda_msg("stream/event creation", e), nullptr;
+    const char* step = "cudaStreamCreateWithPriority";
+    e = cudaStreamCreateWithPriority(&sl.stream, cudaStreamNonBlocking, o.low_priority ? least : greatest);
+    void* p = nullptr;
+    if (e == cudaSuccess) {
+      step = "cudaHostAlloc (slot words)";
+      e = cudaHostAlloc(&p, sizeof(SlotCtrl), cudaHostAllocMapped | cudaHostAllocPortable);
+    }
+    if (e == cudaSuccess) {
+      sl.mem.ctrl = static_cast<SlotCtrl*>(p);
+      memset(p, 0, sizeof(SlotCtrl));
+      step = "cudaHostGetDevicePointer (slot words)";
+      void* d = nullptr;
+      e = cudaHostGetDevicePointer(&d, p, 0);
+      sl.mem.ctrl_dev = reinterpret_cast<uint64_t>(d);
+    }
+    if (e == cudaSuccess) {
+      step = "cudaHostAlloc (descriptors)";
+      e = cudaHostAlloc(&p, x->blob_bytes_, cudaHostAllocDefault);
+      if (e == cudaSuccess) sl.mem.blob = static_cast<uint8_t*>(p), sl.mem.blob_cap = x->blob_bytes_;
+    }
+    if (e == cudaSuccess) {
+      step = "cudaMalloc (descriptors)";
+      e = cudaMalloc(&p, x->blob_bytes_);
+      if (e == cudaSuccess) sl.mem.dev_blob = reinterpret_cast<uint64_t>(p);
+    }
+    if (e == cudaSuccess && !x->pools_) {
+      // No stream-ordered allocator: scratch for the largest batch now.
+      step = "cudaMalloc (scratch)";
+      e = cudaMalloc(&p, o.batch.max_batch_bytes);
+      if (e == cudaSuccess) sl.mem.scratch_dev = reinterpret_cast<uint64_t>(p), sl.mem.scratch_cap = o.batch.max_batch_bytes;
+    }
+    if (e != cudaSuccess) return *err = cuda_msg(step, e), nullptr;
   }
   return x;
 }
 
-CudaExecutor::~CudaExecutor() {
-  cudaSetDevice(device_);
-  quiesce();  // no host function may run once this is gone
-  for (auto& s : slots_) {
-    if (s->done) cudaEventDestroy(s->done);
-    if (s->stream) cudaStreamDestroy(s->stream);
-  }
+void CudaExecutor::free_slot(Slot& s) {
+  auto check = [](cudaError_t e, const char* what) {
+    if (e != cudaSuccess) fprintf(stderr, "gpuraid: %s: %s\n", what, cudaGetErrorString(e));
+  };
+  if (s.mem.scratch_dev)
+    check(pools_ ? cudaFreeAsync(reinterpret_cast<void*>(s.mem.scratch_dev), s.stream)
+                 : cudaFree(reinterpret_cast<void*>(s.mem.scratch_dev)),
+          "freeing scratch");
+  if (s.stream) check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+  if (s.mem.dev_blob) check(cudaFree(reinterpret_cast<void*>(s.mem.dev_blob)), "cudaFree");
+  if (s.mem.blob) check(cudaFreeHost(s.mem.blob), "cudaFreeHost");
+  if (s.mem.bounce) check(cudaFreeHost(s.mem.bounce), "cudaFreeHost");
+  if (s.mem.ctrl) check(cudaFreeHost(s.mem.ctrl), "cudaFreeHost");
+  if (s.stream) check(cudaStreamDestroy(s.stream), "cudaStreamDestroy");
 }
 
-void CudaExecutor::quiesce() {
-  cudaSetDevice(device_);
-  for (auto& s : slots_)
-    if (s->stream) cudaStreamSynchronize(s->stream);
+// Only once the device let go of every slot (the backend leaks the executor
+// otherwise): freeing memory a stalled batch may still write would be worse.
+CudaExecutor::~CudaExecutor() {
+  if (cudaSetDevice(device_) != cudaSuccess) return;
+  for (auto& s : slots_) free_slot(*s);
+}
+
+bool CudaExecutor::register_memory(void* p, size_t len, std::string* err) {
+  const cudaError_t e = cudaSetDevice(device_);
+  if (e != cudaSuccess) return *err = cuda_msg("cudaSetDevice", e), false;
+  return cuda_host_register(p, len, err);
+}
+
+void CudaExecutor::unregister_memory(void* p) {
+  if (cudaSetDevice(device_) == cudaSuccess) cuda_host_unregister(p);
 }
 
 void CUDART_CB CudaExecutor::on_done(void* self) { static_cast<CudaExecutor*>(self)->wake(); }
 
-bool CudaExecutor::translate(uint64_t host, size_t len, uint64_t* dev) const {
-  if (ats_) {
-    *dev = host;
-    return true;
-  }
-  return cuda_registered_address(host, len, dev);
+// The slot is idle: its last batch ended, so the old scratch is free to go
+// (and stream order keeps the free behind anything still queued).
+cudaError_t CudaExecutor::grow_scratch(Slot& s, uint64_t need) {
+  if (!pools_) return cudaErrorMemoryAllocation;  // sized for the largest batch at creation
+  const uint64_t n = round_up(std::max(need, s.mem.scratch_cap * 2), uint64_t(1) << 20);
+  void* p = nullptr;
+  cudaError_t e = cudaMallocAsync(&p, n, s.stream);
+  if (e != cudaSuccess) return e;
+  if (s.mem.scratch_dev) e = cudaFreeAsync(reinterpret_cast<void*>(s.mem.scratch_dev), s.stream);
+  s.mem.scratch_dev = reinterpret_cast<uint64_t>(p);
+  s.mem.scratch_cap = n;
+  return e;
 }
 
-bool CudaExecutor::want_staged(const HostBatch& b) const {
-  if (path_ == CudaDataPath::Staged) return true;
-  if (path_ == CudaDataPath::ZeroCopy || staged_min_len_ == 0 || b.ptrs.empty()) return false;
-  return b.bytes / b.ptrs.size() >= staged_min_len_;
+cudaError_t CudaExecutor::ensure_bounce(Slot& s) {
+  if (s.mem.bounce) return cudaSuccess;
+  void* p = nullptr;
+  cudaError_t e = cudaHostAlloc(&p, bounce_bytes_, cudaHostAllocMapped | cudaHostAllocPortable);
+  if (e != cudaSuccess) return e;
+  void* d = nullptr;
+  if ((e = cudaHostGetDevicePointer(&d, p, 0)) != cudaSuccess) {
+    (void)cudaFreeHost(p);
+    return e;
+  }
+  s.mem.bounce = static_cast<uint8_t*>(p);
+  s.mem.bounce_dev = reinterpret_cast<uint64_t>(d);
+  s.mem.bounce_cap = bounce_bytes_;
+  return cudaSuccess;
 }
 
-// Zero-copy: registered buffers in place; Update outputs to device scratch.
-// *mapped = false (and nothing placed) when some buffer is not registered.
-bool CudaExecutor::place_zero_copy(HostBatch& b, Slot& s, bool* mapped, std::string* err) {
-  *mapped = true;
-  for (size_t i = 0; i < b.ptrs.size(); i++) {
-    if (b.roles[i] == Role::UpdateOut) continue;
-    if (!translate(b.ptrs[i], b.ptr_len[i], &s.placed[i])) {
-      *mapped = false;
-      return true;
-    }
-  }
-  const cudaError_t e = s.d_data.reserve(update_scratch_bytes(b));
-  if (e != cudaSuccess) return *err = cuda_msg("cudaMalloc (update scratch)", e), false;
-  place_update_outputs(b, reinterpret_cast<uintptr_t>(s.d_data.data()), s.placed.data());
-  build_commit(b, s.placed.data(), &s.commit);
-  s.commit_placed = s.commit.ptrs;
-  for (size_t i = 0; i < s.commit.ptrs.size(); i++)
-    if (s.commit.roles[i] == Role::Out)  // an Update's parity: registered, it was read as input
-      translate(s.commit.ptrs[i], s.commit.ptr_len[i], &s.commit_placed[i]);
+bool CudaExecutor::slot_idle(Slot& s) {
+  if (!s.tainted) return true;
+  const cudaError_t e = cudaStreamQuery(s.stream);
+  if (e == cudaErrorNotReady) return false;
+  s.tainted = false;
   return true;
 }
 
-// Staged: every buffer gets a device copy (plan_staging).
-bool CudaExecutor::place_staged(HostBatch& b, Slot& s, std::string* err) {
-  plan_staging(b, &s.plan);
-  const cudaError_t e = s.d_data.reserve(s.plan.bytes);
-  if (e != cudaSuccess) return *err = cuda_msg("cudaMalloc (staging)", e), false;
-  const uintptr_t base = reinterpret_cast<uintptr_t>(s.d_data.data());
-  for (size_t i = 0; i < b.ptrs.size(); i++) s.placed[i] = base + s.plan.offset[i];
-  for (size_t i : s.plan.copy_in)
-    s.h2d.push_back(Copy{reinterpret_cast<void*>(s.placed[i]), reinterpret_cast<void*>(b.ptrs[i]),
-                         b.ptr_len[i]});
-  for (size_t i : s.plan.copy_out)
-    s.d2h.push_back(Copy{reinterpret_cast<void*>(b.ptrs[i]), reinterpret_cast<void*>(s.placed[i]),
-                         b.ptr_len[i]});
-  return true;
-}
-
-// Queues the batch's work on its slot's stream (see the header for the order).
-cudaError_t CudaExecutor::enqueue(HostBatch& b, Slot& s, const char** step) {
-  cudaStream_t st = s.stream;
-  const BlobLayout l1 = blob_layout(b), l2 = blob_layout(s.commit);
-  const uintptr_t dbase = reinterpret_cast<uintptr_t>(s.d_blob.data());
-  uint32_t* d_results = reinterpret_cast<uint32_t*>(dbase + s.results_off);
+// The batch's launches, in stream order (slot_program.h).
+cudaError_t CudaExecutor::enqueue(Slot& s, const char** step) {
+  const SlotLaunch& l = s.launch;
   cudaError_t r;
   *step = "cudaMemcpyAsync (descriptors)";
-  if ((r = cudaMemcpyAsync(s.d_blob.data(), s.h_blob.data(), s.results_off, cudaMemcpyHostToDevice, st)))
+  if ((r = cudaMemcpyAsync(reinterpret_cast<void*>(s.mem.dev_blob), s.mem.blob, l.blob_bytes,
+                           cudaMemcpyHostToDevice, s.stream)))
     return r;
-  *step = "cudaMemcpyAsync (staged input)";
-  for (const Copy& c : s.h2d)
-    if ((r = cudaMemcpyAsync(c.dst, c.src, c.n, cudaMemcpyHostToDevice, st))) return r;
-  *step = "cudaMemsetAsync (results)";
-  if ((r = cudaMemsetAsync(d_results, 0, size_t(b.nverify) * 4 + 4, st))) return r;
   *step = "parity kernel launch";
-  if ((r = cuda_launch_parity_kernel(blob_kbatch(b, l1, dbase, d_results),
-                                     grid_blocks(b.ntiles, max_blocks_), st)))
-    return r;
-  *step = "cudaMemcpyAsync (results)";
-  if ((r = cudaMemcpyAsync(s.h_blob.data() + s.results_off, d_results, size_t(b.nverify) * 4,
-                           cudaMemcpyDeviceToHost, st)))
-    return r;
-  // Commit: from here on Update outputs reach host memory.
+  if ((r = cuda_launch_parity_kernel(l.main, l.main_grid, s.stream))) return r;
   *step = "commit launch";
-  if (!s.commit.empty() &&
-      (r = cuda_launch_parity_kernel(blob_kbatch(s.commit, l2, dbase + l1.total, nullptr),
-                                     grid_blocks(s.commit.ntiles, max_blocks_), st)))
-    return r;
-  *step = "cudaMemcpyAsync (staged output)";
-  for (const Copy& c : s.d2h)
-    if ((r = cudaMemcpyAsync(c.dst, c.src, c.n, cudaMemcpyDeviceToHost, st))) return r;
-  *step = "cudaMemcpyAsync (completion marker)";
-  if ((r = cudaMemcpyAsync(s.h_blob.data() + s.marker_off, s.d_blob.data() + s.seq_off, 4,
-                           cudaMemcpyDeviceToHost, st)))
-    return r;
-  *step = "cudaEventRecord";
-  if ((r = cudaEventRecord(s.done, st))) return r;
+  if (l.has_commit && (r = cuda_launch_parity_kernel(l.commit, l.commit_grid, s.stream))) return r;
+  *step = "signal launch";
+  if ((r = cuda_launch_signal_kernel(l.signal, s.stream))) return r;
   *step = "cudaLaunchHostFunc";
-  return cudaLaunchHostFunc(st, on_done, this);
+  return signals() ? cudaLaunchHostFunc(s.stream, on_done, this) : cudaSuccess;
 }
 
-bool CudaExecutor::launch(uint32_t slot, HostBatch& b, std::string* err) {
+LaunchResult CudaExecutor::launch(uint32_t slot, HostBatch& b, bool* staged, std::string* err) {
   Slot& s = *slots_[slot];
-  cudaSetDevice(device_);
-  s.placed.assign(b.ptrs.size(), 0);
-  s.commit.clear();
-  s.commit_placed.clear();
-  s.h2d.clear();
-  s.d2h.clear();
-  bool mapped = false;
-  if (!want_staged(b) && !place_zero_copy(b, s, &mapped, err)) return false;
-  if (!mapped) {
-    if (path_ == CudaDataPath::ZeroCopy) {
-      *err = "a buffer is not in registered host memory (zero-copy path)";
-      return false;
-    }
-    if (!place_staged(b, s, err)) return false;
+  cudaError_t e = cudaSetDevice(device_);
+  if (e != cudaSuccess) return *err = cuda_msg("cudaSetDevice", e), LaunchResult::Failed;
+  if (!slot_idle(s)) return LaunchResult::Refused;
+  const SlotProgram::Needs need = s.prog.plan(b, view_, path_ == CudaDataPath::Staged);
+  if (need.blob > s.mem.blob_cap) return LaunchResult::Refused;  // the backend caps batches below this
+  if (need.bounce > 0) {
+    if ((e = ensure_bounce(s)) != cudaSuccess) return *err = cuda_msg("bounce memory", e), LaunchResult::Failed;
+    if (need.bounce > s.mem.bounce_cap) return LaunchResult::Refused;
   }
-
-  // Host blob: batch, commit batch, marker seq | results | (host only) marker echo.
-  const BlobLayout l1 = blob_layout(b), l2 = blob_layout(s.commit);
-  s.seq_off = l1.total + l2.total;
-  s.results_off = s.seq_off + 64;
-  s.marker_off = s.results_off + round_up(size_t(b.nverify) * 4 + 4, 64);
-  s.nverify = b.nverify;
-  s.seq = ++seq_;
-  cudaError_t e = s.h_blob.reserve(s.marker_off + 64);
-  if (e == cudaSuccess) e = s.d_blob.reserve(s.marker_off + 64);
-  if (e != cudaSuccess) return *err = cuda_msg("descriptor buffers", e), false;
-  write_blob(b, s.placed.data(), s.h_blob.data());
-  if (!s.commit.empty()) write_blob(s.commit, s.commit_placed.data(), s.h_blob.data() + l1.total);
-  // The device copy of the marker sits in the descriptors (seq_off); the
-  // host echo at marker_off changes only when the D2H after the commit ran.
-  memcpy(s.h_blob.data() + s.seq_off, &s.seq, 4);
-  memset(s.h_blob.data() + s.marker_off, 0, 4);
+  if (need.scratch > s.mem.scratch_cap && (e = grow_scratch(s, need.scratch)) != cudaSuccess)
+    return *err = cuda_msg("scratch memory", e), LaunchResult::Failed;
+  if (++seq_ == 0) seq_ = 1;
+  s.prog.start(b, s.mem, seq_, max_blocks_, &s.launch);
+  *staged = need.staged;
   const char* step = "";
-  e = enqueue(b, s, &step);
-  if (e == cudaSuccess) return true;
+  e = enqueue(s, &step);
+  if (e == cudaSuccess) return LaunchResult::Launched;
   *err = cuda_msg(step, e);
-  // Let the device finish or fail what was queued before the CPU takes over.
-  cudaStreamSynchronize(s.stream);
-  if (finished(s)) {  // the whole batch ran; only the signalling failed
-    wake();
-    return true;
+  s.tainted = true;
+  // Part of the batch may be queued. Closed gate: nothing reaches host
+  // memory; the jobs can run elsewhere.
+  if (s.prog.abort(s.mem)) return LaunchResult::Failed;
+  // The commit is running: let it end; if the stream then finished, only
+  // the signal is missing and the batch is done.
+  if (cudaStreamSynchronize(s.stream) == cudaSuccess) {
+    __atomic_store_n(&s.mem.ctrl->marker, s.prog.seq(), __ATOMIC_RELEASE);
+    s.tainted = false;
+    return LaunchResult::Launched;
   }
-  return false;
+  return LaunchResult::Failed;  // residual risk: a device fault during the commit copy
 }
 
-bool CudaExecutor::finished(const Slot& s) const {
-  uint32_t echo;
-  memcpy(&echo, s.h_blob.data() + s.marker_off, 4);
-  return echo == s.seq;
-}
-
-int CudaExecutor::query(uint32_t slot, HostBatch& b, std::string* err) {
+int CudaExecutor::query(uint32_t slot, HostBatch& b, bool deep, std::string* err) {
   Slot& s = *slots_[slot];
-  cudaSetDevice(device_);
-  const cudaError_t e = cudaEventQuery(s.done);
-  if (e == cudaErrorNotReady) return 0;
-  // After an error every query fails, also for batches that had finished:
-  // the marker says which did.
-  if (e != cudaSuccess && !finished(s)) {
-    *err = cuda_msg("batch", e);
-    return -1;
+  if (s.prog.finished(s.mem)) {
+    s.prog.complete(b, s.mem);
+    return 1;
   }
-  const uint32_t* r = reinterpret_cast<const uint32_t*>(s.h_blob.data() + s.results_off);
-  b.mismatch.assign(r, r + s.nverify);
-  return 1;
+  if (!deep) return 0;
+  cudaError_t e = cudaSetDevice(device_);
+  if (e == cudaSuccess) e = cudaStreamQuery(s.stream);
+  if (e == cudaErrorNotReady) return 0;
+  if (s.prog.finished(s.mem)) {  // it ended between the two looks
+    s.prog.complete(b, s.mem);
+    return 1;
+  }
+  *err = e == cudaSuccess ? "the stream went idle without the batch's completion marker" : cuda_msg("batch", e);
+  (void)s.prog.abort(s.mem);  // an error stops the stream: keep anything left of it from writing
+  s.tainted = true;
+  return -1;
+}
+
+bool CudaExecutor::abort(uint32_t slot) {
+  Slot& s = *slots_[slot];
+  return s.prog.abort(s.mem);
+}
+
+bool CudaExecutor::quiesce(uint64_t timeout_ns) {
+  if (cudaSetDevice(device_) != cudaSuccess) return false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (auto& s : slots_) {
+    for (;;) {
+      const cudaError_t e = cudaStreamQuery(s->stream);
+      if (e != cudaErrorNotReady) break;  // idle, or failed (then it runs nothing more)
+      if (std::chrono::steady_clock::now() >= until) return false;
+      usleep(100);
+    }
+  }
+  return true;
 }
 
 }  // namespace gpuraid::kern

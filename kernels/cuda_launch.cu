@@ -1,4 +1,4 @@
-// The only translation unit that compiles the parity kernel for the GPU.
+// The only translation unit that compiles the parity kernels for the GPU.
 #include "kernels/cuda_launch.h"
 #include "kernels/parity_kernels.cuh"
 
@@ -9,6 +9,11 @@ cudaError_t cuda_launch_parity_kernel(const KBatch& b, uint32_t grid_blocks, cud
   void* args[] = {const_cast<KBatch*>(&b)};
   return cudaLaunchKernel(reinterpret_cast<const void*>(&parity_batch_kernel), dim3(grid_blocks),
                           dim3(kBlockThreads), args, 0, s);
+}
+
+cudaError_t cuda_launch_signal_kernel(const KSignal& sig, cudaStream_t s) {
+  void* args[] = {const_cast<KSignal*>(&sig)};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&signal_kernel), dim3(1), dim3(1), args, 0, s);
 }
 
 uint32_t cuda_parity_max_blocks(int device, cudaError_t* err) {

@@ -1,11 +1,9 @@
 // Pinned, mapped host memory for the engine's buffers, and the registry of
-// such ranges that tells the CUDA backend which buffers kernels may read in
-// place (zero-copy) and which must be staged through device memory.
+// such ranges that tells the CUDA executor which buffers kernels may read
+// and write in place (zero-copy) and which it must bounce.
 #include <cuda_runtime.h>
 
-#include <map>
-#include <mutex>
-#include <shared_mutex>
+#include <cstdio>
 
 #include "kernels/cuda_backend.h"
 #include "kernels/cuda_memory.h"
@@ -13,47 +11,68 @@
 namespace gpuraid {
 namespace {
 
-struct Range {
-  size_t len;
-  uint64_t dev;  // device address of the first byte
-  bool owned;    // from cudaHostAlloc (else cudaHostRegister)
-};
+using kern::AddressRegistry;
 
-struct Registry {
-  std::shared_mutex mu;
-  std::map<uint64_t, Range> ranges;  // by host start address
-};
-
-Registry& registry() {
-  static Registry r;
+AddressRegistry& registry() {
+  static AddressRegistry r;
   return r;
 }
 
 void set_err(std::string* err, const char* what, cudaError_t e) {
-  if (err) *err = std::string(what) + ": " + cudaGetErrorString(e);
+  if (err) *err = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
 }
 
-bool add_range(void* p, size_t len, bool owned, std::string* err) {
-  void* dev = nullptr;
-  cudaError_t e = cudaHostGetDevicePointer(&dev, p, 0);
+bool device_pointer(void* p, uint64_t* dev, std::string* err) {
+  void* d = nullptr;
+  const cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);
   if (e != cudaSuccess) {
     set_err(err, "cudaHostGetDevicePointer", e);
     return false;
   }
-  Registry& r = registry();
-  std::unique_lock lock(r.mu);
-  r.ranges[reinterpret_cast<uint64_t>(p)] = Range{len, reinterpret_cast<uint64_t>(dev), owned};
+  *dev = reinterpret_cast<uint64_t>(d);
   return true;
 }
 
-// Removes the range starting at p if it is there and of that kind.
-bool remove_range(void* p, bool owned) {
-  Registry& r = registry();
-  std::unique_lock lock(r.mu);
-  auto it = r.ranges.find(reinterpret_cast<uint64_t>(p));
-  if (it == r.ranges.end() || it->second.owned != owned) return false;
-  r.ranges.erase(it);
-  return true;
+// Existing memory: pinned and mapped here, unpinned when the last user goes.
+struct RegisterMapper final : AddressRegistry::Mapper {
+  std::string* err = nullptr;
+  bool map(void* p, size_t len, uint64_t* dev) override {
+    const cudaError_t e = cudaHostRegister(p, len, cudaHostRegisterMapped | cudaHostRegisterPortable);
+    if (e != cudaSuccess) {
+      set_err(err, "cudaHostRegister", e);
+      return false;
+    }
+    if (device_pointer(p, dev, err)) return true;
+    (void)cudaHostUnregister(p);
+    return false;
+  }
+  void unmap(void* p) override {
+    const cudaError_t e = cudaHostUnregister(p);
+    if (e != cudaSuccess) fprintf(stderr, "gpuraid: cudaHostUnregister: %s\n", cudaGetErrorString(e));
+  }
+};
+
+// Memory cudaHostAlloc made pinned and mapped: recorded here, freed when the
+// last user goes.
+struct AllocatedMapper final : AddressRegistry::Mapper {
+  std::string* err = nullptr;
+  bool map(void* p, size_t, uint64_t* dev) override { return device_pointer(p, dev, err); }
+  void unmap(void* p) override {
+    const cudaError_t e = cudaFreeHost(p);
+    if (e != cudaSuccess) fprintf(stderr, "gpuraid: cudaFreeHost: %s\n", cudaGetErrorString(e));
+  }
+};
+
+bool added(AddressRegistry::Add a, std::string* err) {
+  switch (a) {
+    case AddressRegistry::Add::Added:
+    case AddressRegistry::Add::Counted: return true;
+    case AddressRegistry::Add::Overlaps:
+      if (err) *err = "the range overlaps a registered range of another length";
+      return false;
+    case AddressRegistry::Add::Refused: return false;  // the mapper said why
+  }
+  return false;
 }
 
 }  // namespace
@@ -62,52 +81,41 @@ void* cuda_host_alloc_mapped(size_t bytes, std::string* err) {
   void* p = nullptr;
   // Portable: mapped for every device; WriteCombined is not used because
   // the CPU also reads these buffers (ISA-L fallback, the engine itself).
-  cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+  const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
   if (e != cudaSuccess) {
     set_err(err, "cudaHostAlloc", e);
     return nullptr;
   }
-  if (!add_range(p, bytes, true, err)) {
-    cudaFreeHost(p);
-    return nullptr;
-  }
-  return p;
+  AllocatedMapper m;
+  m.err = err;
+  if (added(registry().add(p, bytes, m), err)) return p;
+  (void)cudaFreeHost(p);
+  return nullptr;
 }
 
 void cuda_host_free(void* p) {
-  if (p && remove_range(p, true)) cudaFreeHost(p);
+  AllocatedMapper m;
+  if (p) registry().remove(p, m);
 }
 
 bool cuda_host_register(void* p, size_t bytes, std::string* err) {
-  cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
-  if (e != cudaSuccess) {
-    set_err(err, "cudaHostRegister", e);
+  if (!p || bytes == 0) {
+    if (err) *err = "nothing to register";
     return false;
   }
-  if (!add_range(p, bytes, false, err)) {
-    cudaHostUnregister(p);
-    return false;
-  }
-  return true;
+  RegisterMapper m;
+  m.err = err;
+  return added(registry().add(p, bytes, m), err);
 }
 
 void cuda_host_unregister(void* p) {
-  if (p && remove_range(p, false)) cudaHostUnregister(p);
+  RegisterMapper m;
+  if (p) registry().remove(p, m);
 }
 
 namespace kern {
 
-bool cuda_registered_address(uint64_t host, size_t len, uint64_t* dev) {
-  Registry& r = registry();
-  std::shared_lock lock(r.mu);
-  auto it = r.ranges.upper_bound(host);
-  if (it == r.ranges.begin()) return false;
-  --it;
-  const uint64_t start = it->first;
-  if (host + len > start + it->second.len) return false;
-  *dev = it->second.dev + (host - start);
-  return true;
-}
+const AddressRegistry& cuda_registry() { return registry(); }
 
 }  // namespace kern
 }  // namespace gpuraid

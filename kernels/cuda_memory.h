@@ -1,14 +1,12 @@
-// Which host buffers the GPU can read in place, and at which device address.
-// Registered: memory from cuda_host_alloc_mapped() / cuda_host_register().
-// Internal to kernels/ (the public calls are in cuda_backend.h).
+// The process-wide registry of host memory the CUDA device reads and writes
+// in place (zero-copy): memory from cuda_host_alloc_mapped() and
+// cuda_host_register() (public calls in cuda_backend.h). Internal to
+// kernels/ (.cu files).
 #pragma once
-#include <cstddef>
-#include <cstdint>
+#include "kernels/address_registry.h"
 
 namespace gpuraid::kern {
 
-// Device address of [host, host+len) if it lies inside one registered
-// range; false if it does not.
-bool cuda_registered_address(uint64_t host, size_t len, uint64_t* dev);
+const AddressRegistry& cuda_registry();
 
 }  // namespace gpuraid::kern

@@ -59,6 +59,9 @@ void launch(dim3 grid, dim3 block, F kernel) {
 }  // namespace gpuraid::shim
 
 inline void __syncthreads() { gpuraid::shim::syncthreads(); }
+// Orders this thread's memory accesses for every observer (the host, other
+// threads standing in for the device).
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 inline unsigned atomicOr(unsigned* p, unsigned v) {
   return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);

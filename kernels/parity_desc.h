@@ -53,6 +53,25 @@ struct KBatch {
   uint32_t* mismatch;  // one word per Verify job, zeroed before launch
   uint32_t njobs;
   uint32_t ntiles;
+  // The commit gate (kernels/slot_program.h), set on a batch's commit
+  // launch only (null otherwise): before writing anything every thread
+  // stores seq into started[blockIdx.x], fences, and reads *abort; when the
+  // host has aborted seq, the launch writes nothing. Both words are in
+  // mapped host memory.
+  uint32_t* started;
+  const uint32_t* abort;
+  uint32_t seq;
+};
+
+// The last launch of a batch: copies the Verify results to mapped host
+// memory, then, after a system fence, stores seq into the completion marker
+// the host polls. Runs as one thread.
+struct KSignal {
+  const uint32_t* results;  // device
+  uint32_t* host_results;   // mapped host
+  uint32_t nresults;
+  uint32_t seq;
+  uint32_t* marker;         // mapped host
 };
 
 }  // namespace gpuraid::kern

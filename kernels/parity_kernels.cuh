@@ -17,6 +17,7 @@
 #endif
 #include "kernels/gf_swar.cuh"
 #include "kernels/parity_desc.h"
+#include "kernels/sys_mem.cuh"
 
 namespace gpuraid::kern {
 
@@ -127,16 +128,38 @@ __device__ __forceinline__ uint32_t find_job(const KBatch& b, uint32_t t) {
   return lo;
 }
 
+// The commit gate (KBatch::started): a Dekker handshake with the host's
+// abort (slot_program.cpp), over mapped host memory. A thread that passes
+// has made its started word visible before reading abort, so a host that
+// stores abort, fences and then finds no started word knows that no thread
+// will write; a host that finds one waits for the batch instead.
+__device__ __forceinline__ bool commit_gate_open(const KBatch& b) {
+  if (!b.started) return true;
+  sys_store(b.started + blockIdx.x, b.seq);
+  __threadfence_system();
+  return sys_load(b.abort) != b.seq;
+}
+
 __global__ void __launch_bounds__(kBlockThreads) parity_batch_kernel(const KBatch b) {
   const uint32_t t0 = uint32_t(uint64_t(b.ntiles) * blockIdx.x / gridDim.x);
   const uint32_t t1 = uint32_t(uint64_t(b.ntiles) * (blockIdx.x + 1) / gridDim.x);
   if (t0 >= t1) return;
+  if (!commit_gate_open(b)) return;
   uint32_t ji = find_job(b, t0);
   for (uint32_t t = t0; t < t1; t++) {
     while (ji + 1 < b.njobs && b.jobs[ji + 1].tile0 <= t) ji++;
     const KJob j = b.jobs[ji];
     dispatch_tile(b, j, (t - j.tile0) * kTileBytes);
   }
+  // A commit's stores reach host memory before the signal launch's marker.
+  if (b.started) __threadfence_system();
+}
+
+__global__ void signal_kernel(const KSignal s) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  for (uint32_t i = 0; i < s.nresults; i++) sys_store(s.host_results + i, s.results[i]);
+  __threadfence_system();
+  sys_store(s.marker, s.seq);
 }
 
 }  // namespace gpuraid::kern

@@ -2,7 +2,8 @@
 //
 //   H2D / D2H  cudaMemcpyAsync of pinned memory: the PCIe baseline.
 //   launch     per-launch cost of the batch kernel (chained, and with a sync
-//              each), and a one-job round trip through the backend.
+//              each), and one job's round trip through the backend (submit
+//              -> done, as a reactor sees it) for each completion mode.
 //   kernel     encode / update / recover with the data in device memory
 //              and in pinned mapped host memory (zero-copy over PCIe),
 //              across strip sizes and jobs per launch; descriptors already
@@ -12,9 +13,11 @@
 //
 // Unit: GB/s = 10^9 bytes of data in per second (encode: k strips, update:
 // the changed strip, recover: the k strips read), as the CPU figures in
-// shared/notes/parity.md. For host-memory encode the report gives the ratio
-// to H2D of the same bytes (target >= 0.8).
+// shared/notes/parity.md. For host memory the report also gives the PCIe
+// reads (every host byte the job reads: an update reads old data, new data
+// and old parity) as a share of H2D of the same bytes.
 //
+// --lane: the subset the GPU lane runs (scripts/gpu-lane.sh, about a minute).
 // Exits 0 with "no GPU: skipped" when there is no usable GPU.
 #include <cuda_runtime.h>
 
@@ -48,6 +51,7 @@ using kern::HostBatch;
 struct Options {
   int device = 0;
   bool quick = false;
+  bool lane = false;
   double min_seconds = 0.2;  // per measurement
   size_t cap_bytes = size_t(1) << 30;  // buffers per case (device or pinned)
 };
@@ -108,6 +112,10 @@ uint32_t buffers_per_job(Op op, const Codec& c, uint32_t lost) {
   return 0;
 }
 uint64_t data_in(Op op, const Codec& c, uint32_t len) { return uint64_t(op == Op::Update ? 1 : c.k()) * len; }
+// Host bytes one job reads over PCIe when its buffers are in host memory.
+uint64_t host_reads(Op op, const Codec& c, uint32_t len) {
+  return uint64_t(op == Op::Update ? 2 + c.m() : c.k()) * len;
+}
 
 // n jobs on fresh strips of the arena. Recover loses data rows 0..lost-1
 // and reads the next k rows.
@@ -250,30 +258,39 @@ class Bench {
     backend_round_trip(tiny);
   }
 
-  // One job through the backend: submit -> done() on the reactor side.
+  // One job through the backend: submit -> done(), waiting as a reactor
+  // does (drain(): sleeps while the backend says so, spins when a batch is
+  // due), for each way of hearing of a finished batch.
   void backend_round_trip(const Codec& tiny) {
-    CudaBackendOptions co;
-    co.device = o_.device;
-    co.batch.window_us = 0;
-    std::string err;
-    auto be = make_cuda_backend(co, &err);
-    if (!be) {
-      printf("backend: unavailable: %s\n", err.c_str());
-      return;
+    for (kern::Completion mode : {kern::Completion::Poll, kern::Completion::Event}) {
+      CudaBackendOptions co;
+      co.device = o_.device;
+      co.batch.completion = mode;
+      co.batch.routing = kern::Routing::Off;  // the device, whatever the size
+      std::string err;
+      auto be = make_cuda_backend(co, &err);
+      if (!be) {
+        printf("backend: unavailable: %s\n", err.c_str());
+        return;
+      }
+      Arena a(Where::Mapped, 1 << 20);
+      auto jobs = make_jobs(Op::Encode, tiny, 4096, 1, 0, a);
+      std::vector<double> rt;
+      for (int i = 0; i < 400; i++) {
+        ParityJob* j = &jobs[0];
+        const double t = now_s();
+        be->submit(&j, 1);
+        be->drain();
+        if (i >= 100) rt.push_back(now_s() - t);  // the first ones teach it the device's time
+      }
+      std::sort(rt.begin(), rt.end());
+      const ParityCounters c = be->counters();
+      printf("backend round trip (one 4 KiB job, submit -> done, %s completion): median %.1f us, p99 %.1f us"
+             " (%llu on the device, %llu on the CPU)\n",
+             mode == kern::Completion::Poll ? "polled" : "event", rt[rt.size() / 2] * 1e6,
+             rt[rt.size() * 99 / 100] * 1e6, (unsigned long long)c.device_jobs,
+             (unsigned long long)c.jobs_on_cpu());
     }
-    Arena a(Where::Mapped, 1 << 20);
-    auto jobs = make_jobs(Op::Encode, tiny, 4096, 1, 0, a);
-    std::vector<double> rt;
-    for (int i = 0; i < 300; i++) {
-      ParityJob* j = &jobs[0];
-      const double t = now_s();
-      be->submit(&j, 1);
-      be->drain();
-      rt.push_back(now_s() - t);
-    }
-    std::sort(rt.begin(), rt.end());
-    printf("backend round trip (one 4 KiB job, submit -> done): median %.1f us, p99 %.1f us\n",
-           rt[150] * 1e6, rt[297] * 1e6);
   }
 
   // Kernel-only throughput of n jobs per launch.
@@ -288,9 +305,11 @@ class Bench {
     const uint64_t bytes = data_in(op, c, len) * n;
     const double gbs = bytes / t / 1e9;
     std::string extra;
-    if (w == Where::Mapped && op == Op::Encode) {
-      char buf[64];
-      snprintf(buf, sizeof buf, "  (%.0f%% of H2D %.1f GB/s)", 100 * gbs / h2d_gbs(bytes), h2d_gbs(bytes));
+    if (w == Where::Mapped) {
+      const uint64_t rd = host_reads(op, c, len) * n;
+      char buf[80];
+      snprintf(buf, sizeof buf, "  (PCIe reads %.0f%% of H2D %.1f GB/s)", 100 * (rd / t / 1e9) / h2d_gbs(rd),
+               h2d_gbs(rd));
       extra = buf;
     }
     printf("kernel  %-7s %-9s %s %8u B x %5u jobs  %-11s %8.1f GB/s  %9.1f us/launch%s\n", op_name(op),
@@ -305,9 +324,11 @@ class Bench {
     CudaBackendOptions co;
     co.device = o_.device;
     co.path = path;
-    co.batch.window_us = 0;
+    co.batch.routing = kern::Routing::Off;
     co.batch.max_batch_jobs = n;
     co.batch.max_batch_bytes = uint64_t(1) << 40;
+    co.batch.max_blob_bytes = 8u << 20;
+    co.bounce_bytes = need + (1u << 20);  // staged: the whole batch bounces
     std::string err;
     auto be = make_cuda_backend(co, &err);
     if (!be) {
@@ -330,12 +351,15 @@ class Bench {
       reps++;
     } while (now_s() - t0 < o_.min_seconds);
     const double t = (now_s() - t0) / reps;
-    const uint64_t bytes = data_in(op, c, len) * n;
+    const uint64_t bytes = data_in(op, c, len) * n, rd = host_reads(op, c, len) * n;
     const double gbs = bytes / t / 1e9;
-    printf("backend %-7s %-9s %s %8u B x %5u jobs  %-11s %8.1f GB/s  %9.1f us/batch  (%.0f%% of H2D)%s\n",
+    const ParityCounters pc = be->counters();
+    printf("backend %-7s %-9s %s %8u B x %5u jobs  %-11s %8.1f GB/s  %9.1f us/batch  (PCIe reads %.0f%% of H2D)"
+           "  batches zero-copy %llu staged %llu, jobs on CPU %llu\n",
            op_name(op), code.name, lost_name(op, lost).c_str(), len, n,
-           path == CudaDataPath::Staged ? "staged" : "zero-copy", gbs, t * 1e6, 100 * gbs / h2d_gbs(bytes),
-           be->switched_to_cpu() ? "  [SWITCHED TO CPU]" : "");
+           path == CudaDataPath::Staged ? "staged" : "zero-copy", gbs, t * 1e6, 100 * (rd / t / 1e9) / h2d_gbs(rd),
+           (unsigned long long)pc.zero_copy_batches, (unsigned long long)pc.staged_batches,
+           (unsigned long long)pc.jobs_on_cpu());
   }
 
  private:
@@ -380,6 +404,24 @@ int run(const Options& o) {
       {"ec 8+2", CodeKind::Cauchy, 8, 2},   {"ec 8+3", CodeKind::Cauchy, 8, 3},
       {"ec 16+4", CodeKind::Cauchy, 16, 4},
   };
+  if (o.lane) {  // what scripts/gpu-lane.sh reads, in about a minute
+    const Code& r5 = codes[0];
+    const Code& r6 = codes[1];
+    const Code& ec83 = codes[3];
+    for (const Code* c : {&r6, &ec83}) {
+      b.kernel_case(Op::Encode, *c, 0, 65536, 256, Where::Mapped);
+      b.kernel_case(Op::Update, *c, 0, 65536, 256, Where::Mapped);
+    }
+    b.kernel_case(Op::Update, r5, 0, 65536, 256, Where::Mapped);
+    for (CudaDataPath path : {CudaDataPath::Auto, CudaDataPath::Staged})
+      for (const Code* c : {&r6, &ec83}) b.backend_case(Op::Encode, *c, 0, 65536, 256, path);
+    for (const Code* c : {&r5, &r6, &ec83}) {
+      b.backend_case(Op::Update, *c, 0, 65536, 256, CudaDataPath::Auto);
+      b.backend_case(Op::Update, *c, 0, 4096, 256, CudaDataPath::Auto);
+    }
+    b.backend_case(Op::Recover, r6, 2, 65536, 256, CudaDataPath::Auto);
+    return 0;
+  }
   const std::vector<uint32_t> strips = o.quick ? std::vector<uint32_t>{65536}
                                                : std::vector<uint32_t>{4096, 65536, 1 << 20};
   const std::vector<uint32_t> batches = o.quick ? std::vector<uint32_t>{256}
@@ -394,13 +436,13 @@ int run(const Options& o) {
         b.kernel_case(Op::Update, code, 0, len, 256, w);
         for (uint32_t lost = 1; lost <= code.m; lost++) b.kernel_case(Op::Recover, code, lost, len, 256, w);
       }
-  for (CudaDataPath path : {CudaDataPath::ZeroCopy, CudaDataPath::Staged})
+  for (CudaDataPath path : {CudaDataPath::Auto, CudaDataPath::Staged})
     for (const Code& code : codes)
       for (uint32_t len : strips)
         for (uint32_t n : batches) b.backend_case(Op::Encode, code, 0, len, n, path);
   for (const Code& code : codes) {
-    b.backend_case(Op::Update, code, 0, 65536, 256, CudaDataPath::ZeroCopy);
-    b.backend_case(Op::Recover, code, code.m, 65536, 256, CudaDataPath::ZeroCopy);
+    b.backend_case(Op::Update, code, 0, 65536, 256, CudaDataPath::Auto);
+    b.backend_case(Op::Recover, code, code.m, 65536, 256, CudaDataPath::Auto);
   }
   return 0;
 }
@@ -415,6 +457,8 @@ int main(int argc, char** argv) {
     if (a == "--quick") {
       o.quick = true;
       o.min_seconds = 0.05;
+    } else if (a == "--lane") {
+      o.lane = true;
     } else if (a == "--device" && i + 1 < argc) {
       o.device = atoi(argv[++i]);
     } else if (a == "--seconds" && i + 1 < argc) {
@@ -423,7 +467,7 @@ int main(int argc, char** argv) {
       o.cap_bytes = size_t(atol(argv[++i])) << 20;
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--device N] [--seconds S per measurement] [--cap-mib MiB per case]\n",
+              "usage: %s [--quick | --lane] [--device N] [--seconds S per measurement] [--cap-mib MiB per case]\n",
               argv[0]);
       return 2;
     }

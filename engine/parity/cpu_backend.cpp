@@ -20,6 +20,7 @@
 #include "engine/parity/job_check.h"
 #include "engine/parity/parity_backend.h"
 #include "engine/parity/xor_cached.h"
+#include "engine/single_writer.h"
 
 namespace gpuraid {
 namespace {
@@ -44,6 +45,7 @@ class CpuBackend final : public ParityBackend {
   const char* name() const override { return "cpu-isal"; }
 
   void submit(ParityJob* const* jobs, size_t n) override {
+    bump(jobs_, n);
     for (size_t i = 0; i < n; i++) {
       ParityJob* j = jobs[i];
       run(j);
@@ -51,7 +53,14 @@ class CpuBackend final : public ParityBackend {
     }
   }
 
+  ParityCounters counters() const override {
+    ParityCounters c;
+    c.cpu_jobs = jobs_.load(std::memory_order_relaxed);
+    return c;
+  }
+
  private:
+  std::atomic<uint64_t> jobs_{0};  // single writer: the owning reactor
   void run(ParityJob* j) {
     j->status = 0;
     if (parity_job_invalid(*j)) return fail_parity_job(j, -EINVAL);

@@ -59,6 +59,46 @@ struct ParityJob {
   void* ctx = nullptr;
 };
 
+// Where a backend's jobs ran, since it was made (engine stats, the bench's
+// JSON, the daemon's metrics). Batches count kernel launches by data path:
+// zero-copy (every buffer read and written in place, registered with
+// register_memory) or staged (some buffer bounced through the backend's own
+// memory because it was not registered). Jobs count where each one ran.
+// Written by the owning reactor only; any thread may read (counters()).
+struct ParityCounters {
+  uint64_t zero_copy_batches = 0;
+  uint64_t staged_batches = 0;
+  uint64_t cpu_batches = 0;        // accelerator batches that ran on the CPU instead (routed, fallback)
+  uint64_t device_jobs = 0;        // jobs the accelerator computed
+  uint64_t cpu_jobs = 0;           // jobs a CPU backend ran as such
+  uint64_t routed_jobs = 0;        // sent to the CPU by the small-job rule (cheaper there)
+  uint64_t capped_jobs = 0;        // sent to the CPU because the accelerator's share cap was reached
+  uint64_t unsupported_jobs = 0;   // shapes the kernels do not take (CPU)
+  uint64_t fallback_jobs = 0;      // run on the CPU because the device failed, hung or is paused
+  uint64_t device_errors = 0;      // batches that failed on the device
+  uint64_t device_timeouts = 0;    // batches that did not finish within the time limit
+  uint64_t device_resumes = 0;     // times the device was taken back after a pause
+  bool on_cpu = false;             // now running on the CPU instead of its device (paused)
+
+  ParityCounters& operator+=(const ParityCounters& o) {
+    zero_copy_batches += o.zero_copy_batches;
+    staged_batches += o.staged_batches;
+    cpu_batches += o.cpu_batches;
+    device_jobs += o.device_jobs;
+    cpu_jobs += o.cpu_jobs;
+    routed_jobs += o.routed_jobs;
+    capped_jobs += o.capped_jobs;
+    unsupported_jobs += o.unsupported_jobs;
+    fallback_jobs += o.fallback_jobs;
+    device_errors += o.device_errors;
+    device_timeouts += o.device_timeouts;
+    device_resumes += o.device_resumes;
+    on_cpu = on_cpu || o.on_cpu;
+    return *this;
+  }
+  uint64_t jobs_on_cpu() const { return cpu_jobs + routed_jobs + capped_jobs + unsupported_jobs + fallback_jobs; }
+};
+
 class ParityBackend {
  public:
   virtual ~ParityBackend() = default;
@@ -75,21 +115,71 @@ class ParityBackend {
   virtual int event_fd() const { return -1; }
   // Jobs handed to submit() whose done() has not run yet.
   virtual size_t in_flight() const { return 0; }
-  // True once an accelerator backend gave up its device for the CPU for
-  // good; *reason says why. Any thread may ask (the daemon turns it into an
-  // event).
+  // True while an accelerator backend runs its jobs on the CPU instead of
+  // its device (after a device error or a hang, until the device is taken
+  // back); *reason says why. Any thread may ask (the daemon turns changes
+  // into events).
   virtual bool fell_back(std::string* reason) const {
     (void)reason;
     return false;
   }
+
+  // Makes [p, p+len) addressable by the backend's device (pinned and
+  // mapped, for a GPU), so that jobs on buffers there run zero-copy. The
+  // registration is per process, as CUDA's is: one made through any
+  // instance serves every instance; registering a range again only counts
+  // it (unregister as often). CPU backends accept every range and do
+  // nothing. false (*err) when the memory cannot be registered: jobs on it
+  // still run, through the backend's staged path.
+  virtual bool register_memory(void* p, size_t len, std::string* err) {
+    (void)p, (void)len, (void)err;
+    return true;
+  }
+  // Undoes one register_memory(p, ...) (same start address). Only once no
+  // job in flight uses the range.
+  virtual void unregister_memory(void* p) { (void)p; }
+
+  // How long the owner may wait before calling poll() again: 0 when poll()
+  // has work now (the caller should not sleep), UINT64_MAX when nothing is
+  // pending. A backend that polls its device's completion word in memory
+  // (no signal on event_fd()) says here when to look next.
+  virtual uint64_t poll_within_ns() { return in_flight() ? 0 : UINT64_MAX; }
+
+  // Any thread.
+  virtual ParityCounters counters() const { return {}; }
 };
 
-enum class ParityBackendKind : uint8_t { Auto, Cpu, Cuda, Reference };
+// KernelCpu: the CUDA kernels' source run on the CPU behind the GPU's
+// batching (kernels/kernel_cpu_backend.h), as strict as a GPU about
+// registered memory: what CI runs the engine and daemon on in place of a GPU.
+enum class ParityBackendKind : uint8_t { Auto, Cpu, Cuda, Reference, KernelCpu };
 bool parse_parity_backend(const std::string& s, ParityBackendKind* out);
+
+// Settings of the accelerator backends (cuda, kernel-cpu); CPU backends
+// ignore them. The daemon's and the bench's --gpu-* options.
+struct AcceleratorSettings {
+  // Completions signalled on an eventfd by a host callback, instead of the
+  // owner polling a completion word in mapped memory.
+  bool event_completion = false;
+  // Which batches run on the CPU instead: -1 the measured rule (those the
+  // CPU computes in less time than a launch costs it); 0 none; n > 0
+  // batches of fewer than n bytes.
+  int64_t route_below = -1;
+  double max_gbps = 0;       // cap on the device's share, GB/s read plus written (0: none)
+  uint32_t timeout_ms = 500; // a batch not done by then is given up (its jobs run on the CPU)
+  bool low_priority = true;  // the device's lowest stream priority
+  uint32_t max_blocks = 0;   // grid cap (a share of the SMs); 0: all the device holds
+  // "" or what is wrong, for an error message.
+  std::string check() const;
+};
+// "auto" (-1), "off" (0) or a size ("64K") into route_below; false on a bad word.
+bool parse_gpu_route(const std::string& s, int64_t* out);
 
 // Creates a backend; Auto picks CUDA when a usable GPU exists, else the CPU.
 // Returns nullptr and sets *err when the requested kind is unavailable.
 std::unique_ptr<ParityBackend> make_parity_backend(ParityBackendKind kind, std::string* err);
+std::unique_ptr<ParityBackend> make_parity_backend(ParityBackendKind kind, const AcceleratorSettings& s,
+                                                   std::string* err);
 
 // The scalar reference (gf::mul loops); slow, for tests and cross-checks.
 std::unique_ptr<ParityBackend> make_reference_backend();

@@ -72,8 +72,14 @@ void check(kern::BatchingBackend& be, const std::vector<JobSpec>& specs, const t
            test::RunOptions o = {}) {
   o.with_reference = false;  // ISA-L is proven against the reference by the CPU tests
   test::expect_matches_isal(be, specs, a, o);
-  EXPECT_FALSE(be.switched_to_cpu()) << be.switch_reason();
-  EXPECT_EQ(be.stats().cpu_jobs, 0u);
+  std::string why;
+  EXPECT_FALSE(be.fell_back(&why)) << why;
+  EXPECT_EQ(be.counters().jobs_on_cpu(), 0u);
+}
+
+uint64_t batches(const ParityBackend& be) {
+  const ParityCounters c = be.counters();
+  return c.zero_copy_batches + c.staged_batches;
 }
 
 TEST(GpuParity, ZeroCopyFromMappedMemory) {
@@ -81,22 +87,50 @@ TEST(GpuParity, ZeroCopyFromMappedMemory) {
   auto be = gpu();
   ASSERT_TRUE(be);
   check(*be, full_matrix(256 * 1024 + 64), mapped_allocator());
+  EXPECT_EQ(be->counters().staged_batches, 0u);
 }
 
-TEST(GpuParity, StagedThroughDeviceMemory) {
+// Completions through a host function and the event fd instead of the
+// polled marker: the same bytes.
+TEST(GpuParity, EventCompletion) {
+  REQUIRE_GPU();
+  CudaBackendOptions o;
+  o.batch.completion = kern::Completion::Event;
+  auto be = gpu(o);
+  ASSERT_TRUE(be);
+  check(*be, test::mixed_specs(2000, 16384, 8), mapped_allocator());
+}
+
+// The engine's way: pageable memory registered (cudaHostRegister) through
+// the backend, read in place.
+TEST(GpuParity, RegisteredPageableMemoryIsZeroCopy) {
+  REQUIRE_GPU();
+  auto be = gpu();
+  ASSERT_TRUE(be);
+  check(*be, test::mixed_specs(500, 16384, 6), test::registered_allocator(*be));
+  EXPECT_EQ(be->counters().staged_batches, 0u);
+  EXPECT_GT(be->counters().zero_copy_batches, 0u);
+}
+
+TEST(GpuParity, StagedThroughBounceMemory) {
   REQUIRE_GPU();
   CudaBackendOptions o;
   o.path = CudaDataPath::Staged;
+  o.bounce_bytes = 160u << 20;  // a whole batch (64 MiB read and written) bounces
   auto be = gpu(o);
   ASSERT_TRUE(be);
   check(*be, full_matrix(1 << 20), mapped_allocator());
+  EXPECT_EQ(be->counters().zero_copy_batches, 0u);
 }
 
 TEST(GpuParity, PageableBuffersAreStaged) {
   REQUIRE_GPU();
-  auto be = gpu();
+  CudaBackendOptions o;
+  o.bounce_bytes = 160u << 20;
+  auto be = gpu(o);
   ASSERT_TRUE(be);
   check(*be, test::mixed_specs(500, 16384, 5), test::aligned_allocator());
+  EXPECT_GT(be->counters().staged_batches, 0u);
 }
 
 TEST(GpuParity, EveryErasurePatternSmallK) {
@@ -116,7 +150,7 @@ TEST(GpuParity, ThousandsOfSmallJobsAcrossBatches) {
   ro.submit_chunk = 100;
   const auto specs = test::mixed_specs(5000, 8192, 11);
   check(*be, specs, mapped_allocator(), ro);
-  EXPECT_GE(be->stats().batches, specs.size() / 512);
+  EXPECT_GE(batches(*be), specs.size() / 512);
 }
 
 TEST(GpuParity, LargeStripsOneBatch) {
@@ -134,23 +168,24 @@ TEST(GpuParity, LargeStripsOneBatch) {
     specs.push_back(test::recover_first_survivors(c, 1 << 20, {2}, 0, 3));
   }
   check(*be, specs, mapped_allocator());
-  EXPECT_EQ(be->stats().batches, 1u);
+  EXPECT_EQ(batches(*be), 1u);
 }
 
-// Zero-copy forced on buffers the device cannot address: the batch fails
-// to launch and every job still completes correctly on ISA-L.
-TEST(GpuParity, UnaddressableBuffersFallBackToCpu) {
+// Unregistered buffers too big for the slot's bounce memory: those batches
+// run on ISA-L, right, and the device is not blamed for it.
+TEST(GpuParity, BatchesTooBigToBounceRunOnCpu) {
   REQUIRE_GPU();
   CudaBackendOptions o;
-  o.path = CudaDataPath::ZeroCopy;
+  o.bounce_bytes = 64u << 10;
   auto be = gpu(o);
   ASSERT_TRUE(be);
   const auto specs = test::mixed_specs(100, 8192, 21);
   test::RunOptions ro;
   ro.with_reference = false;
   test::expect_matches_isal(*be, specs, test::aligned_allocator(), ro);
-  EXPECT_TRUE(be->switched_to_cpu());
-  EXPECT_EQ(be->stats().cpu_jobs, specs.size());
+  std::string why;
+  EXPECT_FALSE(be->fell_back(&why)) << why;
+  EXPECT_GT(be->counters().unsupported_jobs, 0u);
 }
 
 TEST(GpuParity, NoDeviceGivesAReason) {

@@ -29,10 +29,29 @@ std::vector<uint32_t> widths(const test::CodeShape& code) {
   return v;
 }
 
-void check(kern::BatchingBackend& be, const std::vector<JobSpec>& specs, test::RunOptions o = {}) {
-  test::expect_matches_isal(be, specs, test::aligned_allocator(), o);
-  EXPECT_FALSE(be.switched_to_cpu()) << be.switch_reason();
+std::string why_on_cpu(const ParityBackend& be) {
+  std::string why;
+  be.fell_back(&why);
+  return why;
+}
+
+uint64_t batches(const ParityBackend& be) {
+  const ParityCounters c = be.counters();
+  return c.zero_copy_batches + c.staged_batches;
+}
+
+// Buffers registered with the backend, as the engine's are: every batch
+// runs zero-copy (staged: every buffer bounced, on purpose).
+void check(kern::BatchingBackend& be, const std::vector<JobSpec>& specs, test::RunOptions o = {},
+           bool staged = false) {
+  test::expect_matches_isal(be, specs, test::registered_allocator(be), o);
+  EXPECT_FALSE(be.on_cpu()) << why_on_cpu(be);
   EXPECT_EQ(be.in_flight(), 0u);
+  const ParityCounters c = be.counters();
+  if (staged)
+    EXPECT_EQ(c.zero_copy_batches, 0u);
+  else
+    EXPECT_EQ(c.staged_batches, 0u) << "registered buffers were bounced";
 }
 
 TEST(KernelCpuParity, EncodeEveryCodeWidthAndTail) {
@@ -123,8 +142,8 @@ TEST(KernelCpuParity, MixedKindsInOneLaunch) {
   auto be = backend(o);
   const auto specs = test::mixed_specs(300, 9000, 77);
   check(*be, specs);
-  EXPECT_EQ(be->stats().batches, 1u);
-  EXPECT_EQ(be->stats().kernel_jobs, specs.size());
+  EXPECT_EQ(batches(*be), 1u);
+  EXPECT_EQ(be->counters().device_jobs, specs.size());
 }
 
 TEST(KernelCpuParity, ThousandsOfSmallJobs) {
@@ -135,7 +154,7 @@ TEST(KernelCpuParity, ThousandsOfSmallJobs) {
   test::RunOptions ro;
   ro.submit_chunk = 250;
   check(*be, specs, ro);
-  EXPECT_EQ(be->stats().kernel_jobs, specs.size());
+  EXPECT_EQ(be->counters().device_jobs, specs.size());
 }
 
 // Grids far smaller than the tile count: each block walks many tiles and
@@ -167,24 +186,63 @@ TEST(KernelCpuParity, BatchesSplitBySizeAndWindow) {
   test::RunOptions ro;
   ro.submit_chunk = 1;
   check(*be, specs, ro);
-  EXPECT_EQ(be->stats().batches, (specs.size() + 6) / 7);
+  EXPECT_EQ(batches(*be), (specs.size() + 6) / 7);
 
   KernelCpuOptions bytes;
   bytes.batch.max_batch_bytes = 64 * 1024;
   auto by_bytes = backend(bytes);
   check(*by_bytes, specs, ro);
-  EXPECT_GT(by_bytes->stats().batches, 3u);
+  EXPECT_GT(batches(*by_bytes), 3u);
 }
 
-// The staged path's placement: copies into one arena (inputs read by several
-// jobs once), kernel on the copies, outputs copied back.
+// The staged path's placement: copies into the slot's bounce memory (inputs
+// read by several jobs once), kernel on the copies, outputs copied back.
 TEST(KernelCpuParity, StagedPathMatchesIsal) {
   KernelCpuOptions o;
   o.staged = true;
   o.max_blocks = 8;
   auto be = backend(o);
-  check(*be, test::mixed_specs(400, 9000, 123));
-  check(*be, test::every_erasure_pattern({3}, 4096 + 64, 128));
+  check(*be, test::mixed_specs(400, 9000, 123), {}, true);
+  check(*be, test::every_erasure_pattern({3}, 4096 + 64, 128), {}, true);
+}
+
+// As strict as a GPU: memory nobody registered is never read in place. It
+// bounces (counted staged), and a batch too big for the bounce memory runs
+// on the CPU; the results are right either way.
+TEST(KernelCpuParity, UnregisteredBuffersAreStagedNeverReadInPlace) {
+  auto be = backend();
+  const auto specs = test::mixed_specs(60, 4096, 17);
+  test::expect_matches_isal(*be, specs, test::aligned_allocator());
+  const ParityCounters c = be->counters();
+  EXPECT_EQ(c.zero_copy_batches, 0u);
+  EXPECT_GT(c.staged_batches, 0u);
+  EXPECT_EQ(c.device_jobs, specs.size());
+
+  KernelCpuOptions small;
+  small.bounce_bytes = 64 * 1024;
+  auto tight = backend(small);
+  test::expect_matches_isal(*tight, test::mixed_specs(60, 4096, 18), test::aligned_allocator());
+  EXPECT_GT(tight->counters().unsupported_jobs, 0u) << "a batch that cannot bounce runs on the CPU";
+  EXPECT_FALSE(tight->on_cpu()) << "not a device failure";
+}
+
+TEST(KernelCpuParity, RegistrationIsCountedAndRefusesOverlaps) {
+  auto be = backend();
+  std::vector<uint8_t> mem(1 << 16);
+  std::string err;
+  ASSERT_TRUE(be->register_memory(mem.data(), mem.size(), &err)) << err;
+  EXPECT_TRUE(be->register_memory(mem.data(), mem.size(), &err)) << "the same range again: counted";
+  EXPECT_FALSE(be->register_memory(mem.data() + 4096, 4096, &err)) << "inside a registered range";
+  EXPECT_FALSE(err.empty());
+  EXPECT_FALSE(be->register_memory(mem.data(), 4096, &err)) << "same start, other length";
+  EXPECT_FALSE(be->register_memory(nullptr, 4096, &err));
+  // Registered by one instance, seen by every instance (one process, one registry).
+  auto other = backend();
+  std::vector<JobSpec> specs = {test::encode_spec(codec(CodeKind::PQ, 4, 2), 4096, 3)};
+  be->unregister_memory(mem.data());
+  be->unregister_memory(mem.data());  // counted: this one removes it
+  test::expect_matches_isal(*other, specs, test::aligned_allocator());
+  EXPECT_EQ(other->counters().zero_copy_batches, 0u);
 }
 
 // Two encodes of different codes, a verify and a recover reading the same
@@ -236,14 +294,14 @@ TEST(KernelCpuParity, JobsSharingInputBuffers) {
     for (int r = 0; r < 6; r++)
       EXPECT_EQ(memcmp(got->p[r], want->p[r], len), 0) << "staged=" << staged << " output " << r;
     EXPECT_EQ(memcmp(got->p[5], got->p[3], len), 0) << "recovered ec row 1 = encoded ec row 1";
-    EXPECT_EQ(be->stats().batches, 1u);
+    EXPECT_EQ(batches(*be), 1u);
   }
 }
 
 TEST(KernelCpuParity, OneJobBatch) {
   auto be = backend();
   check(*be, {test::encode_spec(codec(CodeKind::Cauchy, 10, 4), 4096, 1)});
-  EXPECT_EQ(be->stats().batches, 1u);
+  EXPECT_EQ(batches(*be), 1u);
 }
 
 TEST(KernelCpuParity, DoneRunsOnceFromPollNotSubmit) {
@@ -281,8 +339,8 @@ TEST(KernelCpuParity, UnsupportedJobsRunOnIsal) {
   specs.push_back(mis2);
   auto be = backend();
   check(*be, specs, test::RunOptions{SIZE_MAX, false});
-  EXPECT_EQ(be->stats().cpu_jobs, 2u);
-  EXPECT_EQ(be->stats().kernel_jobs, 1u);
+  EXPECT_EQ(be->counters().unsupported_jobs, 2u);
+  EXPECT_EQ(be->counters().device_jobs, 1u);
 }
 
 // Any alignment and length (tests/support/parity_contract.h): the kernels
@@ -290,10 +348,11 @@ TEST(KernelCpuParity, UnsupportedJobsRunOnIsal) {
 void check_grid(ParityOp op) {
   auto be = backend();
   const size_t jobs = test::check_parity_grid(*be, op, test::grid_options_from_env());
-  EXPECT_GT(be->stats().kernel_jobs, 0u);
-  EXPECT_GT(be->stats().cpu_jobs, 0u);
-  EXPECT_EQ(be->stats().kernel_jobs + be->stats().cpu_jobs, jobs);
-  EXPECT_FALSE(be->switched_to_cpu()) << be->switch_reason();
+  const ParityCounters c = be->counters();
+  EXPECT_GT(c.device_jobs, 0u);
+  EXPECT_GT(c.unsupported_jobs, 0u);
+  EXPECT_EQ(c.device_jobs + c.jobs_on_cpu(), jobs);
+  EXPECT_FALSE(be->on_cpu()) << why_on_cpu(*be);
 }
 TEST(KernelCpuParity, GridEncodeAnyAlignmentAndLength) { check_grid(ParityOp::Encode); }
 TEST(KernelCpuParity, GridUpdateAnyAlignmentAndLength) { check_grid(ParityOp::Update); }
@@ -303,7 +362,7 @@ TEST(KernelCpuParity, GridVerifyAnyAlignmentAndLength) { check_grid(ParityOp::Ve
 TEST(KernelCpuParity, JobsBreakingTheRulesFailWithEinval) {
   auto be = backend();
   EXPECT_GT(test::check_rejects_invalid_jobs(*be), 10u);
-  EXPECT_EQ(be->stats().kernel_jobs, 0u);
+  EXPECT_EQ(be->counters().device_jobs, 0u);
 }
 
 TEST(KernelCpuParity, ImpossibleRecoveryIsEinvalLikeIsal) {
@@ -316,47 +375,51 @@ TEST(KernelCpuParity, ImpossibleRecoveryIsEinvalLikeIsal) {
   check(*be, specs, test::RunOptions{SIZE_MAX, false});
 }
 
-// A launch that fails: everything still completes correctly, on ISA-L.
+// A launch that fails: everything still completes correctly, on ISA-L, and
+// the backend stays on the CPU until the device is tried again.
 TEST(KernelCpuParity, FallbackWhenALaunchFails) {
   KernelCpuOptions o;
   o.batch.max_batch_jobs = 5;
-  o.batch.window_us = 0;
+  o.batch.retry_ms = 60000;
   o.fail_launch_at = 2;
   auto be = backend(o);
   const auto specs = test::mixed_specs(40, 4096, 31);
-  test::expect_matches_isal(*be, specs, test::aligned_allocator(), test::RunOptions{5, false});
-  EXPECT_TRUE(be->switched_to_cpu());
-  EXPECT_NE(be->switch_reason().find("injected"), std::string::npos);
+  test::expect_matches_isal(*be, specs, test::registered_allocator(*be), test::RunOptions{5, false});
+  EXPECT_TRUE(be->on_cpu());
   std::string why;
   const ParityBackend& base = *be;
   EXPECT_TRUE(base.fell_back(&why)) << "the daemon asks through the base interface";
-  EXPECT_EQ(why, be->switch_reason());
-  EXPECT_GT(be->stats().kernel_jobs, 0u);
-  EXPECT_GT(be->stats().cpu_jobs, 0u);
-  EXPECT_EQ(be->stats().kernel_jobs + be->stats().cpu_jobs, specs.size());
+  EXPECT_NE(why.find("injected"), std::string::npos) << why;
+  EXPECT_NE(why.find("tried again"), std::string::npos) << why;
+  const ParityCounters c = be->counters();
+  EXPECT_GT(c.device_jobs, 0u);
+  EXPECT_GT(c.fallback_jobs, 0u);
+  EXPECT_EQ(c.device_errors, 1u);
+  EXPECT_TRUE(c.on_cpu);
+  EXPECT_EQ(c.device_jobs + c.jobs_on_cpu(), specs.size());
 }
 
-// The kernel ran (parity outputs and Update scratch written) but the batch
-// failed before its commit: Updates rerun on ISA-L must not apply twice.
+// The kernel ran (outputs written to device scratch) but the batch failed
+// before its commit: nothing reached host memory, so Updates rerun on ISA-L
+// apply once.
 TEST(KernelCpuParity, FallbackAfterKernelFaultAppliesUpdatesOnce) {
- for (bool staged : {false, true}) {
-  KernelCpuOptions o;
-  o.batch.window_us = 0;
-  o.fail_after_kernel_at = 0;
-  o.staged = staged;
-  auto be = backend(o);
-  std::vector<JobSpec> specs;
-  uint64_t seed = 60;
-  for (const auto& code : all_codes()) {
-    const Codec* c = codec(code.kind, 6, code.m);
-    specs.push_back(test::update_spec(c, 4096, {0, 5}, seed++));
-    specs.push_back(test::encode_spec(c, 4096, seed++));
-    specs.push_back(test::verify_spec(c, 4096, 1, seed++));
+  for (bool staged : {false, true}) {
+    KernelCpuOptions o;
+    o.fail_after_kernel_at = 0;
+    o.staged = staged;
+    auto be = backend(o);
+    std::vector<JobSpec> specs;
+    uint64_t seed = 60;
+    for (const auto& code : all_codes()) {
+      const Codec* c = codec(code.kind, 6, code.m);
+      specs.push_back(test::update_spec(c, 4096, {0, 5}, seed++));
+      specs.push_back(test::encode_spec(c, 4096, seed++));
+      specs.push_back(test::verify_spec(c, 4096, 1, seed++));
+    }
+    test::expect_matches_isal(*be, specs, test::registered_allocator(*be), test::RunOptions{SIZE_MAX, false});
+    EXPECT_TRUE(be->on_cpu());
+    EXPECT_EQ(be->counters().fallback_jobs, specs.size());
   }
-  test::expect_matches_isal(*be, specs, test::aligned_allocator(), test::RunOptions{SIZE_MAX, false});
-  EXPECT_TRUE(be->switched_to_cpu());
-  EXPECT_EQ(be->stats().cpu_jobs, specs.size());
- }
 }
 
 }  // namespace

@@ -2,21 +2,43 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
 #include <random>
 #include <tuple>
 
 #include "engine/gf256.h"
+#include "tests/support/parity_wait.h"
 
 namespace gpuraid::test {
 
 Allocator aligned_allocator() {
   return Allocator{[](size_t n) -> void* { return aligned_alloc(4096, (n + 4095) / 4096 * 4096); },
                    [](void* p) { ::free(p); }};
+}
+
+namespace {
+ParityBackend* g_registering = nullptr;  // registered_allocator's backend
+}  // namespace
+
+Allocator registered_allocator(ParityBackend& be) {
+  g_registering = &be;
+  return Allocator{[](size_t n) -> void* {
+                     n = (n + 4095) / 4096 * 4096;
+                     void* p = aligned_alloc(4096, n);
+                     std::string err;
+                     EXPECT_TRUE(g_registering->register_memory(p, n, &err)) << err;
+                     return p;
+                   },
+                   [](void* p) {
+                     g_registering->unregister_memory(p);
+                     ::free(p);
+                   }};
 }
 
 const std::vector<CodeShape>& all_codes() {
@@ -356,9 +378,8 @@ size_t run_to_completion(ParityBackend& be, std::vector<ParityJob*>& jobs, size_
     if (be.poll() > 0) continue;
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (waited > timeout_s || be.event_fd() < 0) break;
-    pollfd p{be.event_fd(), POLLIN, 0};
-    ::poll(&p, 1, 50);
+    if (waited > timeout_s) break;
+    wait_for_parity(be, 50000000);
   }
   return jobs.size() - (be.in_flight() - before);
 }

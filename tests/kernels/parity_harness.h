@@ -19,6 +19,10 @@ struct Allocator {
 };
 // 4 KiB-aligned heap memory.
 Allocator aligned_allocator();
+// The same, registered with be's device (ParityBackend::register_memory) as
+// the engine's arenas are: what an accelerator reads and writes in place.
+// One such backend at a time; it must outlive the allocations.
+Allocator registered_allocator(ParityBackend& be);
 
 // One job, described apart from the buffers it will run on.
 struct JobSpec {
@@ -75,7 +79,8 @@ struct RunOptions {
 void expect_matches_isal(ParityBackend& be, const std::vector<JobSpec>& specs, const Allocator& alloc,
                          const RunOptions& opts = {});
 
-// Submits jobs in chunks and polls until every done() ran or the timeout.
+// Submits jobs in chunks and polls until every done() ran or the timeout,
+// waiting between polls as a reactor does (poll_within_ns(), the event fd).
 // Returns the number of jobs whose done() has run.
 size_t run_to_completion(ParityBackend& be, std::vector<ParityJob*>& jobs, size_t chunk,
                          double timeout_s);

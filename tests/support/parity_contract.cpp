@@ -14,6 +14,8 @@
 
 #include "engine/gf256.h"
 
+#include "tests/support/parity_wait.h"
+
 namespace gpuraid::test {
 
 GridOptions grid_options_from_env() {
@@ -351,9 +353,8 @@ void run_all(ParityBackend& be, std::vector<std::unique_ptr<Case>>& cases) {
   };
   while (pending()) {
     if (be.poll() > 0) continue;
-    if (be.event_fd() < 0 || std::chrono::steady_clock::now() - start > std::chrono::seconds(60)) break;
-    pollfd p{be.event_fd(), POLLIN, 0};
-    ::poll(&p, 1, 50);
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(60)) break;
+    wait_for_parity(be, 50000000);
   }
 }
 
@@ -468,9 +469,8 @@ size_t check_rejects_invalid_jobs(ParityBackend& be) {
   be.submit(jobs.data(), jobs.size());
   const auto start = std::chrono::steady_clock::now();
   while (be.in_flight() > 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
-    if (be.poll() > 0 || be.event_fd() < 0) continue;
-    pollfd p{be.event_fd(), POLLIN, 0};
-    ::poll(&p, 1, 50);
+    if (be.poll() > 0) continue;
+    wait_for_parity(be, 50000000);
   }
   for (size_t i = 0; i < bad.size(); i++) {
     const ParityJob& j = bad[i].job;
