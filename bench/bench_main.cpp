@@ -19,6 +19,7 @@
 #include "engine/ppl/ppl_log.h"
 
 #include "bench/bench_write_intent.h"
+#include "bench/parity_report.h"
 #include "bench/rebuild_mode.h"
 #include "bench/runner.h"
 
@@ -61,7 +62,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--rate-iops", o.rate_iops, "cap the foreground at this many IOPS in total (0 = as fast as it goes)");
   app.add_option("--runs", o.runs, "runs per target; --compare alternates raw and raid")->capture_default_str();
-  app.add_option("--parity-backend", o.parity_backend, "auto, cpu, cuda, reference")->capture_default_str();
+  app.add_option("--parity-backend", o.parity_backend,
+                 "auto, cpu, cuda, reference, kernel-cpu (the CUDA kernels on CPU threads standing in for a GPU)")
+      ->capture_default_str();
+  add_accelerator_options(app, &o.gpu);
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
   app.add_option("--write-gather-us", o.write_gather_us,
                  "longest a sequential write waits for the rest of its stripe (0: never)")
@@ -109,6 +113,8 @@ int main(int argc, char** argv) {
   if (!o.drives.empty() && o.drives.size() != o.members) return fail_usage("--drives lists " + std::to_string(o.drives.size()) + " paths for " + std::to_string(o.members) + " members");
   ParityBackendKind pk;
   if (!parse_parity_backend(o.parity_backend, &pk)) return fail_usage("unknown --parity-backend");
+  AcceleratorSettings gpu;
+  if (std::string why; !o.gpu.settings(&gpu, &why)) return fail_usage(why);
   if (o.state != "normal" && o.state != "rebuilding") return fail_usage("--state must be normal or rebuilding");
   uint64_t rebuild_rate;
   if (!parse_size(o.rebuild_rate, &rebuild_rate)) return fail_usage("bad --rebuild-rate '" + o.rebuild_rate + "'");
@@ -130,7 +136,7 @@ int main(int argc, char** argv) {
   ec.arena_bytes = std::max<size_t>(64u << 20, size_t(o.iodepth) * bs * 2 + (32u << 20));
   std::string backend_name;
   ec.parity_factory = [&] {
-    auto b = make_parity_backend(pk, &err);
+    auto b = make_parity_backend(pk, gpu, &err);
     if (b) backend_name = b->name();
     return b;
   };
@@ -229,9 +235,11 @@ int main(int argc, char** argv) {
   RaidTarget raid(*vol);
   RawTarget rawt(*vol, uint32_t(bs));
   std::vector<RunResult> raws, raids, guarded;
+  ParityCounters parity_before, parity_after;
   try {
     if (o.raw || o.compare) warm_up(*engine, rawt, w, o, o.seed);
     if (!o.raw) warm_up(*engine, raid, w, o, o.seed);
+    parity_before = engine->parity_counters();
     for (uint32_t run = 0; run < o.runs; run++) {
       if (o.raw || o.compare) raws.push_back(run_once(*engine, rawt, w, o, o.seed + run));
       if (!o.raw) raids.push_back(run_once(*engine, raid, w, o, o.seed + run));
@@ -241,20 +249,23 @@ int main(int argc, char** argv) {
         vol->ppl = nullptr;
       }
     }
+    parity_after = engine->parity_counters();
   } catch (const std::exception& ex) {
     cleanup();
     return fail_usage(ex.what());
   }
+  const ParityCounters parity = parity_delta(parity_after, parity_before);
   const double bound = io_count_bound(g, rw, uint32_t(bs), o.rwmixread, failed);
   json out;
   out["config"] = {{"level", level_name(g.level)}, {"members", g.members}, {"data_strips", g.data_strips()},
                    {"parity", g.is_mirror() ? 0 : g.parity}, {"strip", g.strip_bytes}, {"drive_type", o.drive_type},
                    {"drive_size", dsize}, {"rw", rw_name(rw)}, {"bs", bs}, {"rwmixread", o.rwmixread},
                    {"iodepth", o.iodepth}, {"threads", o.threads}, {"runtime", o.runtime}, {"runs", o.runs},
-                   {"failed_members", o.fail}, {"parity_backend", backend_name},
+                   {"failed_members", o.fail}, {"parity_backend", parity_ran(backend_name, parity)},
                    {"write_gather_us", o.write_gather_us}, {"write_hole_guard", o.write_hole_guard},
                    {"write_intent", o.write_intent}};
   out["io_count_bound"] = bound;
+  out["parity"] = parity_json(backend_name, parity);
   RunResult mraw, mraid;
   for (auto& r : raws) out["raw_runs"].push_back(to_json(r));
   for (auto& r : raids) out["raid_runs"].push_back(to_json(r));
@@ -296,9 +307,17 @@ int main(int argc, char** argv) {
     printf("gpuraid-bench: %s, %u x %s %s, %s bs=%s iodepth=%u threads=%u runtime=%.0fs runs=%u%s, parity %s%s\n",
            g.describe().c_str(), g.members, o.drive_type.c_str(), format_size(dsize).c_str(), rw_name(rw),
            format_size(bs).c_str(), o.iodepth, o.threads, o.runtime, o.runs,
-           o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", backend_name.c_str(),
+           o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", parity_ran(backend_name, parity).c_str(),
            std::string(o.write_hole_guard ? ", write-hole guard on" : "").append(o.write_intent ? ", write-intent bitmap on" : "").c_str());
     if (!note.empty()) printf("note: %s\n", note.c_str());
+    if (parity.device_jobs || parity.zero_copy_batches || parity.staged_batches || parity.fallback_jobs)
+      printf("parity: %llu zero-copy / %llu staged batches, %llu jobs on the device, on the CPU %llu routed, "
+             "%llu capped, %llu unsupported, %llu fallen back; %llu device errors, %llu timeouts\n",
+             (unsigned long long)parity.zero_copy_batches, (unsigned long long)parity.staged_batches,
+             (unsigned long long)parity.device_jobs, (unsigned long long)parity.routed_jobs,
+             (unsigned long long)parity.capped_jobs, (unsigned long long)parity.unsupported_jobs,
+             (unsigned long long)parity.fallback_jobs, (unsigned long long)parity.device_errors,
+             (unsigned long long)parity.device_timeouts);
     print_header();
     if (!raws.empty()) print_row(mraw);
     if (!raids.empty()) print_row(mraid);

@@ -1,5 +1,7 @@
 #include "bench/rebuild_mode.h"
 
+#include "bench/parity_report.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -129,6 +131,7 @@ std::unique_ptr<Drive> twin_of(const Drive& d, std::string* err) {
 int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, const RebuildSetup& rs, const Workload& w,
                      const Options& o, const std::string& backend) {
   std::string err;
+  const ParityCounters parity_before = e.parity_counters();
   std::unique_ptr<Drive> spare = std::move(drives.back());
   drives.pop_back();
   // The better of two passes: the first writes a fresh mem drive's pages
@@ -230,12 +233,14 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   }
   const bool ok2 = wait_rebuild(e, *g, &secs);
   const double idle_mbps = double(geo.member_data_bytes) / secs / 1e6;
+  const ParityCounters parity = parity_delta(e.parity_counters(), parity_before);
   json out;
+  out["parity"] = parity_json(backend, parity);
   out["config"] = {{"level", level_name(geo.level)}, {"members", geo.members}, {"data_strips", geo.data_strips()},
                    {"strip", geo.strip_bytes}, {"drive_type", o.drive_type}, {"rw", rw_name(w.rw)}, {"bs", w.bs},
                    {"iodepth", w.iodepth}, {"threads", o.threads}, {"rate_iops", o.rate_iops},
                    {"rebuild_rate_limit", rs.rate_bytes_s}, {"rebuild_min_rate", rs.min_rate_bytes_s},
-                   {"rebuild_run_bytes", e.rebuild_run_bytes()}, {"parity_backend", backend},
+                   {"rebuild_run_bytes", e.rebuild_run_bytes()}, {"parity_backend", parity_ran(backend, parity)},
                    {"write_hole_guard", o.write_hole_guard}};
   out["replacement_raw_write_mbps"] = raw_mbps;
   out["rebuild_io_bound_mbps"] = bound_mbps;
@@ -256,7 +261,7 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
     printf("%s\n", out.dump(2).c_str());
   } else {
     printf("gpuraid-bench --state rebuilding: %s, %s x %s, parity %s%s\n", geo.describe().c_str(),
-           o.drive_type.c_str(), format_size(geo.member_data_bytes).c_str(), backend.c_str(),
+           o.drive_type.c_str(), format_size(geo.member_data_bytes).c_str(), parity_ran(backend, parity).c_str(),
            o.write_hole_guard ? ", write-hole guard on" : "");
     printf("replacement drive raw sequential write: %.0f MB/s\n", raw_mbps);
     printf("rebuild I/O bound (the rebuild's member reads and writes, raw, no parity): %.0f MB/s\n", bound_mbps);

@@ -10,6 +10,7 @@
 #include "bench/cpu_usage.h"
 #include "bench/load_generator.h"
 #include "engine/engine.h"
+#include "engine/parity/accelerator_options.h"
 #include "engine/volume.h"
 
 namespace gpuraid::bench {
@@ -29,6 +30,7 @@ struct Options {
   // default so that every state measures the same I/O path as md without PPL.
   bool write_hole_guard = false;
   bool write_intent = false;  // RAID writes take the write-intent bitmap (bench_write_intent.h)
+  AcceleratorWords gpu;       // --gpu-*: settings of the cuda and kernel-cpu backends
   uint64_t seed = 1;
 };
 

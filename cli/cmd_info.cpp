@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/describe.h"
 #include "engine/units.h"
 #include "cli/output.h"
 
@@ -32,6 +33,7 @@ void print_stats(const v1::Stats& s) {
          "%lu errors\n\n",
          e.parity_backend().c_str(), e.reactor_cpu_s(), e.reactor_utilisation() * 100, ns_str(e.cpu_ns_per_io()).c_str(),
          (unsigned long)e.member_reads(), (unsigned long)e.member_writes(), (unsigned long)e.member_errors());
+  if (const std::string pp = parity_paths_str(e.parity()); !pp.empty()) printf("parity: %s\n\n", pp.c_str());
   Table t({"OBJECT", "R-IOPS", "W-IOPS", "R-BW", "W-BW", "P50", "P99", "P99.9", "READS", "WRITES", "ERRORS"});
   auto row = [&](const std::string& name, const v1::IoStats& io) {
     t.add({name, num(io.read_iops()), num(io.write_iops()), rate_str(io.read_bytes_s()), rate_str(io.write_bytes_s()),
@@ -96,6 +98,7 @@ void add_info_commands(Cli& c) {
                       {"state dir", r.state_dir()},
                       {"listening", listen},
                       {"parity backend", r.parity_backend()},
+                      {"parity paths", parity_paths_str(r.parity()).empty() ? "-" : parity_paths_str(r.parity())},
                       {"reactors", std::to_string(r.reactors())},
                       {"gpus", gpus.empty() ? "none" : gpus},
                       {"kernel", k.kernel_release()},

@@ -102,6 +102,7 @@ void add_status_command(Cli& c) {
       const auto& d = st.daemon();
       printf("gpuraidd %s, pid %d, up %s, parity %s, %u reactors\n", d.version().c_str(), d.pid(),
              duration_str(double(d.uptime_s())).c_str(), d.parity_backend().c_str(), d.reactors());
+      if (const std::string pp = parity_paths_str(d.parity()); !pp.empty()) printf("parity: %s\n", pp.c_str());
       if (st.groups().empty()) printf("no drive groups\n");
       for (const auto& g : st.groups()) {
         printf("\n");

@@ -46,4 +46,19 @@ std::string export_security_str(const v1::Volume& v) {
 std::string group_state_word(v1::GroupState s) { return v1::api_word(s); }
 std::string drive_state_word(v1::DriveState s) { return v1::api_word(s); }
 
+std::string parity_paths_str(const v1::ParityPaths& p) {
+  const bool accelerator = p.zero_copy_batches() || p.staged_batches() || p.cpu_batches() || p.device_jobs() ||
+                           p.fallback_jobs() || p.reactors_on_cpu();
+  if (!accelerator) return "";
+  std::string s;
+  if (p.reactors_on_cpu()) s = std::to_string(p.reactors_on_cpu()) + " reactor(s) on the CPU (" + p.on_cpu_reason() + "); ";
+  s += std::to_string(p.zero_copy_batches()) + " zero-copy / " + std::to_string(p.staged_batches()) +
+       " staged batches; jobs: " + std::to_string(p.device_jobs()) + " on the device, " +
+       std::to_string(p.routed_jobs() + p.capped_jobs()) + " routed to the CPU, " +
+       std::to_string(p.fallback_jobs()) + " fallen back";
+  if (p.device_errors() || p.device_timeouts())
+    s += "; device errors " + std::to_string(p.device_errors()) + ", timeouts " + std::to_string(p.device_timeouts());
+  return s;
+}
+
 }  // namespace gpuraid::cli

@@ -12,5 +12,9 @@ std::string export_str(const gpuraid::v1::Volume& v);   // "ublk /dev/ublkb0", "
 std::string export_security_str(const gpuraid::v1::Volume& v);  // NBD: "TLS required (...)", "no TLS; INSECURE ..."
 std::string group_state_word(gpuraid::v1::GroupState s);  // "degraded"
 std::string drive_state_word(gpuraid::v1::DriveState s);  // "rebuilding"
+// Where an accelerator's parity jobs went: "1 of 2 reactors on the CPU
+// (reactor 1: ...); 1234 zero-copy / 0 staged batches, ..."; "" for a CPU
+// backend.
+std::string parity_paths_str(const gpuraid::v1::ParityPaths& p);
 
 }  // namespace gpuraid::cli

@@ -282,11 +282,43 @@ std::string ControlPlane::metrics_text() {
   p.family("parity_backend_info", "gauge", "Parity backend in use per reactor (always 1).");
   for (uint32_t i = 0; i < e.reactor_count(); i++) p.sample("parity_backend_info", backend(i), uint64_t(1));
   p.family("parity_backend_fallback", "gauge",
-           "1 once a reactor's accelerator backend fell back to the CPU (ISA-L) for good.");
+           "1 while a reactor's accelerator backend runs its jobs on the CPU (ISA-L) instead of its device "
+           "(after a device error or a hang, until the device is tried again).");
+  std::vector<ParityCounters> pc;
+  for (uint32_t i = 0; i < e.reactor_count(); i++) pc.push_back(e.reactor(i).parity().counters());
+  for (uint32_t i = 0; i < e.reactor_count(); i++) p.sample("parity_backend_fallback", backend(i), uint64_t(pc[i].on_cpu));
+  auto with = [&](uint32_t i, const char* key, const char* value) {
+    Labels l = backend(i);
+    l.push_back({key, value});
+    return l;
+  };
+  p.family("parity_batches_total", "counter",
+           "Accelerator parity batches by data path: zero_copy (buffers read in place), staged (some buffer bounced "
+           "because it was not registered with the device; 0 in steady state), cpu (run on the CPU instead).");
   for (uint32_t i = 0; i < e.reactor_count(); i++) {
-    std::string why;
-    p.sample("parity_backend_fallback", backend(i), uint64_t(e.reactor(i).parity().fell_back(&why)));
+    p.sample("parity_batches_total", with(i, "path", "zero_copy"), pc[i].zero_copy_batches);
+    p.sample("parity_batches_total", with(i, "path", "staged"), pc[i].staged_batches);
+    p.sample("parity_batches_total", with(i, "path", "cpu"), pc[i].cpu_batches);
   }
+  p.family("parity_jobs_total", "counter",
+           "Parity jobs by where they ran: device, cpu (a CPU backend), routed (small: cheaper on the CPU), capped "
+           "(beyond --gpu-max-gbps), unsupported (shapes the kernels do not take), fallback (device failed or paused).");
+  for (uint32_t i = 0; i < e.reactor_count(); i++) {
+    const ParityCounters& c = pc[i];
+    const std::pair<const char*, uint64_t> where[] = {{"device", c.device_jobs},     {"cpu", c.cpu_jobs},
+                                                      {"routed", c.routed_jobs},     {"capped", c.capped_jobs},
+                                                      {"unsupported", c.unsupported_jobs}, {"fallback", c.fallback_jobs}};
+    for (auto [w, n] : where) p.sample("parity_jobs_total", with(i, "where", w), n);
+  }
+  p.family("parity_device_errors_total", "counter", "Parity batches that failed on the device.");
+  for (uint32_t i = 0; i < e.reactor_count(); i++) p.sample("parity_device_errors_total", backend(i), pc[i].device_errors);
+  p.family("parity_device_timeouts_total", "counter",
+           "Parity batches not finished within --gpu-timeout-ms (given up: their jobs ran on the CPU).");
+  for (uint32_t i = 0; i < e.reactor_count(); i++)
+    p.sample("parity_device_timeouts_total", backend(i), pc[i].device_timeouts);
+  p.family("parity_device_resumes_total", "counter", "Times a paused parity device was taken back.");
+  for (uint32_t i = 0; i < e.reactor_count(); i++)
+    p.sample("parity_device_resumes_total", backend(i), pc[i].device_resumes);
   return p.str();
 }
 

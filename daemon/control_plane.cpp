@@ -171,17 +171,27 @@ void ControlPlane::worker() {
   }
 }
 
+// Once a second: a reactor whose accelerator went to the CPU (a device
+// error or a hang) or came back since the last look is an event.
 void ControlPlane::check_parity_backends() {
   Engine& e = host_.engine();
   backend_fell_back_.resize(e.reactor_count(), false);
   for (uint32_t i = 0; i < e.reactor_count(); i++) {
+    ParityBackend& pb = e.reactor(i).parity();
     std::string why;
-    if (backend_fell_back_[i] || !e.reactor(i).parity().fell_back(&why)) continue;
-    backend_fell_back_[i] = true;
-    std::string msg = "reactor " + std::to_string(i) + ": parity backend " + e.reactor(i).parity().name() +
-                      " fell back to the CPU (ISA-L): " + why;
-    spdlog::error("{}", msg);
-    publish(v1::EVENT_KIND_BACKEND_SWITCHED, msg);
+    const bool on_cpu = pb.fell_back(&why);
+    if (on_cpu == backend_fell_back_[i]) continue;
+    backend_fell_back_[i] = on_cpu;
+    const std::string who = "reactor " + std::to_string(i) + ": parity backend " + pb.name();
+    if (on_cpu) {
+      const std::string msg = who + " runs its jobs on the CPU (ISA-L): " + why;
+      spdlog::error("{}", msg);
+      publish(v1::EVENT_KIND_BACKEND_SWITCHED, msg);
+    } else {
+      const std::string msg = who + " is back on its device";
+      spdlog::info("{}", msg);
+      publish(v1::EVENT_KIND_BACKEND_RESUMED, msg);
+    }
   }
 }
 
@@ -230,6 +240,7 @@ void ControlPlane::take_pool_spare(GroupRec& gr, uint32_t member) {
 grpc::Status ControlPlane::get_info(v1::DaemonInfo* out) {
   out->set_version(GPURAID_VERSION);
   out->set_parity_backend(host_.engine().reactor(0).parity().name());
+  parity_paths_to_api(host_.engine(), out->mutable_parity());
   out->set_reactors(host_.reactors());
   gpu_info(out);
   kernel_features(out->mutable_kernel());

@@ -116,6 +116,7 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
   bool all = q.volume().empty() && q.group().empty() && q.drive().empty();
   auto* e = out->mutable_engine();
   e->set_parity_backend(host_.engine().reactor(0).parity().name());
+  parity_paths_to_api(host_.engine(), e->mutable_parity());
   // ReactorStats are plain counters owned by the reactor threads: read
   // without a lock, they may lag by a turn (monitoring only).
   for (uint32_t i = 0; i < host_.reactors(); i++) {

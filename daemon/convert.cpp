@@ -124,6 +124,31 @@ void scrub_to_api(const ScrubReport& r, v1::ScrubReport* o) {
 std::string group_state_word(v1::GroupState s) { return v1::api_word(s); }
 std::string drive_state_word(v1::DriveState s) { return v1::api_word(s); }
 std::string event_kind_word(v1::EventKind k) { return v1::api_word(k); }
+
+void parity_paths_to_api(Engine& e, v1::ParityPaths* out) {
+  ParityCounters c;
+  uint32_t on_cpu = 0;
+  for (uint32_t i = 0; i < e.reactor_count(); i++) {
+    const ParityCounters r = e.reactor(i).parity().counters();
+    c += r;
+    std::string why;
+    if (r.on_cpu && e.reactor(i).parity().fell_back(&why) && on_cpu++ == 0)
+      out->set_on_cpu_reason("reactor " + std::to_string(i) + ": " + why);
+  }
+  out->set_zero_copy_batches(c.zero_copy_batches);
+  out->set_staged_batches(c.staged_batches);
+  out->set_cpu_batches(c.cpu_batches);
+  out->set_device_jobs(c.device_jobs);
+  out->set_cpu_jobs(c.cpu_jobs);
+  out->set_routed_jobs(c.routed_jobs);
+  out->set_capped_jobs(c.capped_jobs);
+  out->set_unsupported_jobs(c.unsupported_jobs);
+  out->set_fallback_jobs(c.fallback_jobs);
+  out->set_device_errors(c.device_errors);
+  out->set_device_timeouts(c.device_timeouts);
+  out->set_device_resumes(c.device_resumes);
+  out->set_reactors_on_cpu(on_cpu);
+}
 std::string redundancy_word(v1::Redundancy r) { return v1::api_word(r); }
 
 namespace {

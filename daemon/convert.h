@@ -2,6 +2,7 @@
 #pragma once
 #include "engine/geometry.h"
 #include "engine/group/group.h"
+#include "engine/engine.h"
 #include "engine/io/drive.h"
 #include "gpuraid/v1/gpuraid.pb.h"
 
@@ -20,6 +21,8 @@ gpuraid::v1::Redundancy redundancy_to_api(Redundancy r);
 gpuraid::v1::EventKind group_event_to_api(GroupEvent::Kind k);
 void progress_to_api(const Progress& p, gpuraid::v1::Progress* out);
 void scrub_to_api(const ScrubReport& r, gpuraid::v1::ScrubReport* out);
+// Every reactor's parity counters summed, and which reactors run on the CPU now.
+void parity_paths_to_api(Engine& e, gpuraid::v1::ParityPaths* out);
 
 // The words operators see for states (metric labels, hooks): the one place
 // that turns a state into a word ("degraded", "rebuilding", ...).

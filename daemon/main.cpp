@@ -39,23 +39,25 @@ int fail(int code, const std::string& msg) {
 bool make_engine_config(const DaemonOptions& o, EngineConfig* cfg, std::string* err) {
   ParityBackendKind kind;
   if (!parse_parity_backend(o.parity, &kind)) {
-    *err = "--parity must be auto, cpu, cuda or reference (got '" + o.parity + "')";
+    *err = "--parity must be auto, cpu, cuda, reference or kernel-cpu (got '" + o.parity + "')";
     return false;
   }
+  AcceleratorSettings gpu;
+  if (!o.gpu.settings(&gpu, err)) return false;
   uint64_t arena;
   if (!parse_size(o.arena, &arena) || arena < (4u << 20) || arena > (16ull << 30)) {
     *err = "--arena must be a size from 4M to 16G (got '" + o.arena + "')";
     return false;
   }
   // Fail now, with the reason, if the backend cannot be made.
-  if (!make_parity_backend(kind, err)) return false;
+  if (!make_parity_backend(kind, gpu, err)) return false;
   cfg->reactors = o.reactors;
   cfg->arena_bytes = arena;
   cfg->nvme_passthru = o.nvme_passthru;
   cfg->write_gather_us = o.write_gather_us;
-  cfg->parity_factory = [kind] {
+  cfg->parity_factory = [kind, gpu] {
     std::string e;
-    return make_parity_backend(kind, &e);
+    return make_parity_backend(kind, gpu, &e);
   };
   return true;
 }

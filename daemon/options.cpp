@@ -30,8 +30,11 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
   app.add_option("--log-file", o->log_file, "log to FILE (SIGHUP reopens it) instead of stderr");
   app.add_option("--log-level", o->log_level, "trace, debug, info, warn, error")->capture_default_str();
   app.add_option("--reactors", o->reactors, "I/O reactor threads")->capture_default_str()->check(CLI::Range(1, 64));
-  app.add_option("--parity-backend,--parity", o->parity, "parity backend: auto (CUDA when a usable GPU exists), cpu, cuda, reference")
+  app.add_option("--parity-backend,--parity", o->parity,
+                 "parity backend: auto (CUDA when a usable GPU exists), cpu, cuda, reference, kernel-cpu (the CUDA "
+                 "kernels on CPU threads standing in for a GPU: tests)")
       ->capture_default_str();
+  add_accelerator_options(app, &o->gpu);
   app.add_option("--arena", o->arena, "I/O buffer arena per reactor")->capture_default_str();
   app.add_option("--write-gather-us", o->write_gather_us,
                  "longest a sequential parity write waits for the rest of its stripe, in microseconds (0: never)")

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/parity/accelerator_options.h"
+
 namespace gpuraid::daemon {
 
 struct DaemonOptions {
@@ -20,6 +22,7 @@ struct DaemonOptions {
   std::string log_file, log_level = "info";
   uint32_t reactors = 2;
   std::string parity = "auto";
+  AcceleratorWords gpu;  // --gpu-*
   std::string arena = "64M";
   uint32_t write_gather_us = 1000;  // EngineConfig::write_gather_us
   std::vector<std::string> scan;

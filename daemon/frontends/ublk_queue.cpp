@@ -24,6 +24,13 @@ UblkQueue::UblkQueue(int cdev_fd, uint16_t qid, uint32_t depth, uint32_t buf_byt
   bufs_len_ = size_t(depth) * buf_bytes;
   void* b = mmap(nullptr, bufs_len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (b != MAP_FAILED) bufs_ = static_cast<uint8_t*>(b);
+  // A request's data is where the engine computes parity from (a write
+  // covering whole strips) and recovers into (a degraded read): a GPU backend
+  // maps these buffers too, or such jobs take its staged path.
+  std::string why;
+  if (bufs_ && !(bufs_mapped_ = r_.parity().register_memory(bufs_, bufs_len_, &why)))
+    frontend_log("ublk: queue %u: parity backend %s cannot map its buffers (%s); their jobs take the staged path\n",
+                 unsigned(qid), r_.parity().name(), why.c_str());
   for (uint32_t i = 0; i < depth; i++) {
     Tag& tg = tags_[i];
     tg.c.on_cqe = on_cqe;
@@ -39,6 +46,7 @@ UblkQueue::UblkQueue(int cdev_fd, uint16_t qid, uint32_t depth, uint32_t buf_byt
 
 UblkQueue::~UblkQueue() {
   if (descs_) munmap(const_cast<ublk::IoDesc*>(descs_), descs_len_);
+  if (bufs_mapped_) r_.parity().unregister_memory(bufs_);
   if (bufs_) munmap(bufs_, bufs_len_);
 }
 

@@ -71,6 +71,7 @@ class UblkQueue {
   size_t descs_len_ = 0;
   uint8_t* bufs_ = nullptr;
   size_t bufs_len_ = 0;
+  bool bufs_mapped_ = false;  // registered with the reactor's parity backend
   std::vector<Tag> tags_;
   Task start_task_, retry_task_;
   Tag* retry_head_ = nullptr;   // tags whose SQE could not be had: retried next turn
