@@ -34,8 +34,9 @@ DSTATE=/run/gpuraidd-state   # tmpfs: survives the daemon, not the guest
 DLOG=$W/gpuraidd.log
 DPID=""
 
-start_daemon() {  # extra gpuraidd flags
-  $GPURAIDD --state-dir $DSTATE --socket $GPURAID_SOCKET --log-file $DLOG --reactors 2 --ublk-depth 64 "$@" \
+start_daemon() {  # extra gpuraidd flags (DAEMON_PARITY: a --parity-backend for every start)
+  $GPURAIDD --state-dir $DSTATE --socket $GPURAID_SOCKET --log-file $DLOG --reactors 2 --ublk-depth 64 \
+    ${DAEMON_PARITY:+--parity-backend $DAEMON_PARITY} "$@" \
     >>$W/gpuraidd.out 2>&1 &
   DPID=$!
   for _ in $(seq 1 600); do
@@ -102,7 +103,28 @@ make_daemon_group() {
   echo "$out" | grep -q "$DEV" || fail "vd export did not print $DEV: $out"
 }
 
+# On the kernel-cpu backend (the GPU's data path, its kernels on CPU threads): ublk's request buffers are
+# mapped for the "device" like the arenas, so ext4's and fio's full-strip writes read them in place.
 step_daemon_fs() {
+  DAEMON_PARITY=kernel-cpu
+  daemon_fs_steps
+  local rc=$?
+  DAEMON_PARITY=
+  return $rc
+}
+
+# Where parity ran since the daemon's start: no staged batch (a buffer the device could not map).
+check_parity_zero_copy() {
+  local p
+  p=$($C --json info | python3 -c 'import json,sys; p=json.load(sys.stdin).get("parity",{}); print(p.get("zero_copy_batches",0), p.get("staged_batches",0), p.get("fallback_jobs",0))')
+  set -- $p
+  [ "${1:-0}" -gt 0 ] || fail "no zero-copy parity batch ($p)"
+  [ "${2:-1}" -eq 0 ] || fail "$2 staged parity batches: buffers the device could not map"
+  [ "${3:-1}" -eq 0 ] || fail "$3 parity jobs fell back to the CPU"
+  result "gpuraidd on kernel-cpu: $1 zero-copy parity batches, none staged"
+}
+
+daemon_fs_steps() {
   make_daemon_group || return 1
   mkfs.ext4 -q -F -E nodiscard $DEV || { fail "mkfs.ext4"; return 1; }
   mount $DEV /mnt/vd || { fail "mount"; return 1; }
@@ -113,6 +135,7 @@ step_daemon_fs() {
   local fpid=$!
   sleep 6
   kill -0 $fpid 2>/dev/null || fail "fio ended before the kill (make it longer)"
+  check_parity_zero_copy
   kill_daemon
   log "gpuraidd SIGKILLed; restarting it with the same state dir"
   local old=$DEV t1=$(date +%s.%N)
