@@ -89,9 +89,15 @@ int EngineHost::io(BlockTarget& t, IoRequest::Op op, uint64_t offset, uint64_t l
     if (rc != 0) x->finish(rc);
   };
   uint32_t i = next_.fetch_add(1) % engine_->reactor_count();
+  // The caller's buffer is what parity is computed from (or recovered into):
+  // mapped for a GPU backend for this request, as the data path's buffers are.
+  ParityBackend& pb = engine_->reactor(i).parity();
+  std::string unmapped;
+  const bool mapped = length > 0 && pb.register_memory(buf, length, &unmapped);
   engine_->reactor(i).post(&s.task);
   std::unique_lock<std::mutex> g(s.mu);
   s.cv.wait(g, [&] { return s.done; });
+  if (mapped) pb.unregister_memory(buf);
   if (why && s.rc) *why = s.why.empty() ? strerror(-s.rc) : s.why;
   return s.rc;
 }

@@ -4,7 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <string>
+
+#include "daemon/frontends/frontend_log.h"
+#include "engine/reactor.h"
 
 namespace gpuraid {
 
@@ -22,6 +27,16 @@ const uint8_t* zero_block() {
 
 int ZeroFill::start(BlockTarget* t, Reactor& r, uint64_t offset, uint64_t len, bool fua,
                     void (*done)(void*, int), void* ctx) {
+  // The zero block is a write's data, which a full-strip write computes
+  // parity from in place: a GPU backend maps it, as it maps request buffers
+  // (once; registrations are per process and it lives as long).
+  static std::once_flag mapped;
+  std::call_once(mapped, [&r] {
+    std::string why;
+    if (!r.parity().register_memory(const_cast<uint8_t*>(zero_block()), kChunk, &why))
+      frontend_log("zero fill: parity backend %s cannot map the zero block (%s): its jobs take the staged path\n",
+                   r.parity().name(), why.c_str());
+  });
   t_ = t;
   r_ = &r;
   next_ = offset;

@@ -4,8 +4,9 @@
 # strict about memory as a GPU). fio writes, verifies and reads a RAID 6
 # volume through NBD, healthy and with a member failed: every parity batch
 # reads the daemon's buffers in place (zero-copy; none staged, none fallen
-# back), and the metrics, `gpuraid status` and `gpuraid info` say so. Bad
-# --gpu-* values are refused at start.
+# back): NBD's, the zero block trims write from, the CLI's debug I/O. The
+# metrics, `gpuraid status` and `gpuraid info` say so. Bad --gpu-* values are
+# refused at start.
 source "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v fio >/dev/null || fail "fio is needed (scripts/setup.sh installs it)"
@@ -42,6 +43,11 @@ fio_verify() {  # NAME fio-args...: writes, then reads back and checks every blo
 step "small random writes (read-modify-write), large sequential writes, verified"
 fio_verify rmw --rw=randwrite --bs=4k --iodepth=16 --number_ios=3000
 fio_verify full --rw=write --bs=1M --iodepth=4
+
+step "trims (zeroes written from the daemon's zero block) and the CLI's debug I/O"
+python3 "$HERE/../frontends/nbd_client.py" trim "$T/v.sock" 0 $((4 << 20)) || fail "NBD trim"
+gp vd write v --pattern 9 --offset 8M --length 2M
+gp vd read v --verify-pattern 9 --offset 8M --length 2M >/dev/null || fail "debug read back"
 
 step "a member fails: degraded reads and writes, verified"
 gp pd fail pd2 >/dev/null
