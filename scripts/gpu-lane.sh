@@ -113,23 +113,24 @@ run() {
   done
 
   # 4. Null drives: what the engine itself spends.
-  local N="--strip 64K --drive-type null --drive-size $null_size --runtime $runtime --no-fill --bs 1M --iodepth 16"
+  local N="--strip 64K --drive-type null --drive-size $null_size --no-fill --bs 1M --iodepth 16"
   for be in "${backends[@]}"; do
     for g in "r6:--level 6 --members 10" "ec:--level ec --members 11 --parity 3"; do
       local n=${g%%:*} geo=${g#*:} t
       for t in 1 2 4 8; do
         ((t > $(nproc))) && continue
         # shellcheck disable=SC2086
-        bench "null-$n-write1m-t$t-$be" $geo $N --rw write --threads $t --parity-backend "$be"
+        bench "null-$n-write1m-t$t-$be" $geo $N --runtime "$runtime" --rw write --threads $t --parity-backend "$be"
       done
       # shellcheck disable=SC2086
-      bench "null-$n-read1m-fail1-t2-$be" $geo $N --rw read --fail 1 --threads 2 --parity-backend "$be"
+      bench "null-$n-read1m-fail1-t2-$be" $geo $N --runtime "$runtime" --rw read --fail 1 --threads 2 \
+        --parity-backend "$be"
     done
   done
 
   # 5. Sharing the GPU with a compute job (PyTorch, when the machine has it).
   if ((gpu)) && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-    python3 - "$corun" >"$LOGS/corun-alone.txt" 2>&1 <<'EOF' || echo "co-run: matmul alone failed" >>"$LOGS/failures"
+    cat >"$LOGS/matmul.py" <<'EOF'
 import sys, time, torch
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
 torch.cuda.synchronize(); n = 0; t = time.time()
@@ -138,15 +139,8 @@ while time.time() - t < float(sys.argv[1]):
     torch.cuda.synchronize(); n += 10
 print(f"matmul_tflops {n * 2 * 8192**3 / (time.time() - t) / 1e12:.1f}")
 EOF
-    python3 - "$corun" >"$LOGS/corun-beside.txt" 2>&1 <<'EOF' &
-import sys, time, torch
-a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
-torch.cuda.synchronize(); n = 0; t = time.time()
-while time.time() - t < float(sys.argv[1]):
-    for _ in range(10): a @ b
-    torch.cuda.synchronize(); n += 10
-print(f"matmul_tflops {n * 2 * 8192**3 / (time.time() - t) / 1e12:.1f}")
-EOF
+    python3 "$LOGS/matmul.py" "$corun" >"$LOGS/corun-alone.txt" 2>&1 || echo "co-run: matmul alone failed" >>"$LOGS/failures"
+    python3 "$LOGS/matmul.py" "$corun" >"$LOGS/corun-beside.txt" 2>&1 &
     local mm=$!
     sleep 1
     # shellcheck disable=SC2086

@@ -80,24 +80,30 @@ struct ParityCounters {
   uint64_t device_resumes = 0;     // times the device was taken back after a pause
   bool on_cpu = false;             // now running on the CPU instead of its device (paused)
 
-  ParityCounters& operator+=(const ParityCounters& o) {
-    zero_copy_batches += o.zero_copy_batches;
-    staged_batches += o.staged_batches;
-    cpu_batches += o.cpu_batches;
-    device_jobs += o.device_jobs;
-    cpu_jobs += o.cpu_jobs;
-    routed_jobs += o.routed_jobs;
-    capped_jobs += o.capped_jobs;
-    unsupported_jobs += o.unsupported_jobs;
-    fallback_jobs += o.fallback_jobs;
-    device_errors += o.device_errors;
-    device_timeouts += o.device_timeouts;
-    device_resumes += o.device_resumes;
-    on_cpu = on_cpu || o.on_cpu;
-    return *this;
-  }
+  ParityCounters& operator+=(const ParityCounters& o);
   uint64_t jobs_on_cpu() const { return cpu_jobs + routed_jobs + capped_jobs + unsupported_jobs + fallback_jobs; }
 };
+
+// Every count of ParityCounters with its name (the bench's JSON keys): what
+// sums and differences walk.
+struct ParityCount {
+  const char* name;
+  uint64_t ParityCounters::*field;
+};
+inline constexpr ParityCount kParityCounts[] = {
+    {"zero_copy_batches", &ParityCounters::zero_copy_batches}, {"staged_batches", &ParityCounters::staged_batches},
+    {"cpu_batches", &ParityCounters::cpu_batches},             {"device_jobs", &ParityCounters::device_jobs},
+    {"cpu_jobs", &ParityCounters::cpu_jobs},                   {"routed_jobs", &ParityCounters::routed_jobs},
+    {"capped_jobs", &ParityCounters::capped_jobs},             {"unsupported_jobs", &ParityCounters::unsupported_jobs},
+    {"fallback_jobs", &ParityCounters::fallback_jobs},         {"device_errors", &ParityCounters::device_errors},
+    {"device_timeouts", &ParityCounters::device_timeouts},     {"device_resumes", &ParityCounters::device_resumes},
+};
+
+inline ParityCounters& ParityCounters::operator+=(const ParityCounters& o) {
+  for (const ParityCount& c : kParityCounts) this->*c.field += o.*c.field;
+  on_cpu = on_cpu || o.on_cpu;
+  return *this;
+}
 
 class ParityBackend {
  public:
