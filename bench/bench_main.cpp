@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
     return fail_usage(err);
   }
   std::unique_ptr<PplLog> ppl;
-  if (want_ppl) ppl = std::make_unique<PplLog>(g, ppl_layout, std::array<uint8_t, 16>{1}, 1);
+  if (want_ppl) ppl = std::make_unique<PplLog>(*vol, ppl_layout, std::array<uint8_t, 16>{1}, 1);
   if (o.write_hole_guard) vol->ppl = ppl.get();
   BenchWriteIntent wi;
   if (o.write_intent && !wi.attach(*engine, *vol, &err)) {
@@ -334,6 +334,7 @@ int main(int argc, char** argv) {
              100 * mraid.iops / mraw.iops / bound);
   }
   const bool errors = mraw.errors || mraid.errors || mguard.errors;
+  if (ppl && !ppl->shutdown()) (void)ppl.release();  // its flushes end before the volume goes
   vol.reset();
   cleanup();
   if (errors) {

@@ -548,6 +548,10 @@ bool Reactor::poll(bool block, int timeout_ms) {
     ~Release() { p.store(was, std::memory_order_release); }
   } release{poller_, was};
   t_current_ = this;
+  return turn(block, timeout_ms);
+}
+
+bool Reactor::turn(bool block, int timeout_ms) {
   turn_ns_ = now_ns();
   bool work = false;
   work |= drain_inbox();
@@ -589,6 +593,21 @@ bool Reactor::poll(bool block, int timeout_ms) {
   work |= run_timed();
   if (parity_->poll()) work = true;
   return work;
+}
+
+bool Reactor::poll_if_idle() {
+  pid_t idle = 0;
+  if (!poller_.compare_exchange_strong(idle, this_tid(), std::memory_order_acquire)) {
+    if (idle != this_tid()) return false;
+    poll();  // this thread is inside poll() already (nested)
+    return true;
+  }
+  Reactor* was = t_current_;
+  t_current_ = this;
+  turn(false, 0);
+  t_current_ = was;
+  poller_.store(0, std::memory_order_release);
+  return true;
 }
 
 uint64_t Reactor::now_ns() const { return lockstep_ ? clock_ns_ : mono_ns(); }

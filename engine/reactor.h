@@ -138,6 +138,10 @@ class Reactor {
   // tasks. With `block`, sleeps until something happens (at most timeout_ms).
   // Returns true when it did any work.
   bool poll(bool block = false, int timeout_ms = 100);
+  // One non-blocking turn on behalf of a thread that does not own the
+  // reactor, when no thread polls it now (a component winding down after
+  // its pollers stopped); false, doing nothing, when one does.
+  bool poll_if_idle();
   uint64_t in_flight() const { return in_flight_; }
 
   // Lockstep, for deterministic tests (EngineConfig::lockstep): each poll()
@@ -167,6 +171,7 @@ class Reactor {
 
  private:
   bool prep(MemberIo* io);
+  bool turn(bool block, int timeout_ms);  // poll()'s work, the caller holding poller_
   // Plug merging (reactor_plug.cpp): read/write I/O to file, block and mem
   // drives waits in plug_ until the turn's submission point, where I/Os of
   // one kind that continue each other on a drive become one vectored SQE.

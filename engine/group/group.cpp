@@ -40,6 +40,10 @@ Group::~Group() {
               impl_->bg->reactor()->id());
       (void)impl_->bg.release();
     }
+    if (impl_->ppl && !impl_->ppl->shutdown()) {
+      fprintf(stderr, "gpuraid: group: the write-hole log's flushes did not end: left allocated\n");
+      (void)impl_->ppl.release();
+    }
   }
   volume_.reset();
 }
@@ -158,6 +162,8 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
     sb.ppl_offset = ppl.offset;
     sb.ppl_slot_bytes = ppl.slot_bytes;
     sb.ppl_slots = ppl.slots;
+    sb.ppl_format = 3;      // batched (ppl_log.h)
+    sb.ppl_seq_floor = 0;   // a new group: every entry with its uuid is this run's
   }
   const bool zeroed = cfg.assume_zeroed || (!g.has_parity() && !g.is_mirror());
   // Running from the first superblock on (not clean: see wire()).
@@ -311,7 +317,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
         if (im.present(s) && !(unusable >> s & 1)) usable[s] = im.drives[s].get();
       const uint64_t spr = top.bitmap_region_bytes / g.strip_bytes;
       PplReplayStats rs;
-      if (!ppl_replay(g, Codec(g), top.ppl_layout(), top.group_uuid, top.data_offset, usable,
+      if (!ppl_replay(g, Codec(g), top.ppl_log(), top.group_uuid, top.data_offset, usable,
                       [&](uint64_t st) { const uint64_t r = st / spr; return (dirty[r / 8] >> (r % 8) & 1) != 0; },
                       &rs, err))
         return nullptr;

@@ -134,10 +134,13 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
                                      [this] { return writable_members(); },
                                      WriteIntent::shards_for(sb.bitmap_regions(), engine.reactor_count()));
   bg = std::make_unique<BackgroundWork>(*vol, *wi);
+  uint64_t ppl_first_seq = 0;
   if (sb.flags & kFlagWriteHoleGuard) {
-    // Write seqs unique across runs: every run persists a higher generation
-    // before its first write (2^40 writes per run).
-    ppl = std::make_unique<PplLog>(geo, sb.ppl_layout(), sb.group_uuid, (sb.generation << 40) + 1);
+    // Write seqs unique across runs (2^40 writes per run): above the
+    // generation every superblock says, which this start raises (its persist
+    // below); a new group's run is its first (no earlier entries).
+    ppl_first_seq = ((sb.generation + (write_superblocks ? 1 : 0)) << 40) + 1;
+    ppl = std::make_unique<PplLog>(*vol, sb.ppl_layout(), sb.group_uuid, ppl_first_seq);
     vol->ppl = ppl.get();
   }
   initialized = (sb.flags & kFlagInitialized) != 0;
@@ -204,7 +207,16 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   Persisted p;
   // Running: an unclean stop from now on leaves the flag cleared. Before
   // the housekeeper starts, so that none of its updates says clean.
-  if (write_superblocks) p = persist([this] { sb.flags &= ~uint32_t(kFlagClean); });
+  // The log is written batched (format 3) from now on, an older group's
+  // slots included (replayed already, when they held anything), and its
+  // replay after this run ignores what earlier runs left (the floor).
+  if (write_superblocks) p = persist([this, ppl_first_seq] {
+    sb.flags &= ~uint32_t(kFlagClean);
+    if (ppl) {
+      sb.ppl_format = 3;
+      sb.ppl_seq_floor = ppl_first_seq;
+    }
+  });
   housekeeper = std::thread([this] {
     set_thread_name("gpuraid-hk");
     housekeeping_loop();

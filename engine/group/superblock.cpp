@@ -123,6 +123,12 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
     w.u64(sb.ppl_slot_bytes);         // 208
     w.u32(sb.ppl_slots);              // 216
   }
+  if (version >= 3) {
+    w.at = 224;
+    w.u32(sb.ppl_format);             // 224
+    w.u32(0);                         // 228
+    w.u64(sb.ppl_seq_floor);          // 232
+  }
   w.at = kSlotsOffset;
   for (const Slot& s : sb.slots) {    // 512 + 32 * i
     w.bytes(s.uuid.data(), 16);
@@ -174,6 +180,13 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     s.ppl_slot_bytes = r.u64();
     s.ppl_slots = r.u32();
   }
+  if (s.version >= 3) {
+    r.at = 224;
+    s.ppl_format = r.u32();
+    r.at = 232;
+    s.ppl_seq_floor = r.u64();
+    if (s.ppl_format != 0 && s.ppl_format != 3) return DecodeResult::Malformed;
+  }
   r.at = kSlotsOffset;
   for (Slot& sl : s.slots) {
     r.bytes(sl.uuid.data(), 16);
@@ -186,7 +199,7 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   if (s.members == 0 || s.members > kMaxMembers || s.slot >= kMaxSlots || s.data_offset < kMetadataBytes)
     return DecodeResult::Malformed;
   const bool guard = s.flags & kFlagWriteHoleGuard;
-  if (guard != (s.version >= 2 && s.ppl_slots != 0) ||
+  if (guard != (s.version >= 2 && s.ppl_slots != 0) || (s.ppl_format && !guard) ||
       (guard && (s.ppl_offset % 4096 || s.ppl_slot_bytes != 4096ull + s.strip_bytes ||
                  s.ppl_offset < s.data_offset + s.member_data_bytes)))
     return DecodeResult::Malformed;

@@ -10,6 +10,7 @@
 
 #include "engine/geometry.h"
 #include "engine/ppl/ppl_format.h"
+#include "engine/ppl/ppl_replay.h"
 
 namespace gpuraid {
 
@@ -18,7 +19,9 @@ namespace gpuraid {
 // version 2 only when it has one of them: every other group's stays
 // version 1, byte for byte, and an older gpuraid refuses a version 2
 // member as too new (nothing written).
-constexpr uint32_t kSuperblockVersion = 2;
+// 3: the write-hole log is batched (ppl_format 3, ppl_seq_floor); older
+// gpuraid refuses such a member rather than misread its log.
+constexpr uint32_t kSuperblockVersion = 3;
 constexpr uint32_t kSuperblockBytes = 4096;
 constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
 constexpr uint64_t kBitmapOffset = 64 * 1024;         // write-intent bitmap
@@ -67,16 +70,24 @@ struct Superblock {
   // ppl_slot_bytes at member offset ppl_offset, after the member data.
   uint64_t ppl_offset = 0, ppl_slot_bytes = 0;
   uint32_t ppl_slots = 0;
+  // How the log in that area is written (version 3): 0 = version 2's slot
+  // per stripe, 3 = batched pieces in a ring (ppl_log.h); and the lowest
+  // write seq of the run that wrote it: replay ignores older entries.
+  uint32_t ppl_format = 0;
+  uint64_t ppl_seq_floor = 0;
   std::array<Slot, kMaxSlots> slots{};
 
   // The version this superblock is written as (at least `version`).
-  uint32_t format_version() const { return std::max<uint32_t>(version, subgroups > 1 || ppl_slots ? 2 : 1); }
+  uint32_t format_version() const {
+    return std::max<uint32_t>(version, ppl_format >= 3 ? 3 : subgroups > 1 || ppl_slots ? 2 : 1);
+  }
   // Bytes a drive needs to hold this member (metadata, data, guard log).
   uint64_t member_bytes_needed() const {
     const uint64_t end = data_offset + member_data_bytes;
     return ppl_slots ? std::max(end, ppl_offset + ppl_slot_bytes * ppl_slots) : end;
   }
   PplLayout ppl_layout() const { return PplLayout{ppl_offset, ppl_slot_bytes, ppl_slots}; }
+  PplLogOnDisk ppl_log() const { return PplLogOnDisk{ppl_layout(), ppl_format, ppl_seq_floor}; }
   // The bitmap covers stripe * strip_bytes, G times a member's data with
   // G sub-groups (stripes of one region stay consecutive).
   uint64_t bitmap_regions() const {

@@ -92,6 +92,21 @@ static uint32_t block_max_io(int fd) {
   return uint32_t(std::min<uint64_t>(kb * 1024, 8u << 20));
 }
 
+// Whether a block device's writes may sit in a volatile cache until a
+// flush: its queue's write_cache ("write back" or "write through"; a
+// partition reads its disk's). Unknown: assumed volatile.
+static bool block_volatile_cache(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return true;
+  const std::string dev = "/sys/dev/block/" + std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+  for (const char* q : {"/queue/write_cache", "/../queue/write_cache"}) {
+    std::ifstream f(dev + q);
+    std::string mode;
+    if (std::getline(f, mode)) return mode != "write through";
+  }
+  return true;
+}
+
 std::unique_ptr<Drive> Drive::open_nvme_char(std::unique_ptr<Drive> d, std::string* err) {
   d->fd_ = ::open(d->path_.c_str(), O_RDWR | O_CLOEXEC);
   if (d->fd_ < 0) {
@@ -119,6 +134,7 @@ std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
     }
     d->size_ = spec.size_bytes;
     if (d->path_.empty()) d->path_ = "null";
+    d->volatile_cache_ = false;
     return d;
   }
   bool create = spec.create;
@@ -127,6 +143,7 @@ std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
       *err = "a mem drive needs a size";
       return nullptr;
     }
+    d->volatile_cache_ = false;  // RAM: nothing a flush would add
     if (d->path_.empty()) {
       static std::atomic<int> seq{0};
       d->path_ = "/dev/shm/gpuraid-mem-" + std::to_string(getpid()) + "-" + std::to_string(seq++);
@@ -161,6 +178,7 @@ std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
     }
     d->size_ = bytes;
     d->max_io_ = block_max_io(d->fd_);
+    d->volatile_cache_ = block_volatile_cache(d->fd_);
     return d;
   }
   if (!S_ISREG(st.st_mode)) {

@@ -42,6 +42,12 @@ class Drive {
   // nvme-char: the namespace id and log2 of its LBA size.
   uint32_t nsid() const { return nsid_; }
   uint32_t lba_shift() const { return lba_shift_; }
+  // Whether acknowledged writes may sit in a volatile cache until a flush:
+  // files (their device may cache) and block devices whose queue says
+  // "write back" (NVMe with a volatile write cache, ...) yes; mem, null and
+  // "write through" devices no. The write-hole guard flushes before it
+  // reuses log room only where this is true.
+  bool volatile_cache() const { return volatile_cache_; }
   // What file or device it is, whatever path named it (see drive_identity.h).
   const DriveIdentity& identity() const { return identity_; }
   // Synchronous I/O off the data path (metadata, probes): pread/pwrite/
@@ -63,6 +69,7 @@ class Drive {
   uint32_t max_io_ = 1u << 20;
   uint32_t nsid_ = 0, lba_shift_ = 9;
   bool unlink_on_close_ = false;
+  bool volatile_cache_ = true;
   DriveIdentity identity_;
   FaultInjector faults_;
 };

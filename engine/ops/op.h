@@ -9,6 +9,7 @@
 #include "engine/ops/rebuild_run.h"
 #include "engine/parity/parity_backend.h"
 #include "engine/planner.h"
+#include "engine/ppl/ppl_format.h"
 #include "engine/reactor.h"
 #include "engine/stripe_lock.h"
 #include "engine/volume.h"
@@ -47,12 +48,22 @@ struct WriteCtx {
   WritePlan plan;
   uint8_t* nd[kMaxMembers];   // per data role: new content over [plan.c0, plan.c1)
   bool nd_pool[kMaxMembers];  // nd[i] is an engine buffer (not a writer's)
-  // Write-hole guard (ppl/ppl_stage.cpp): log slots held, entry buffer, what runs after the log.
-  uint64_t ppl_reserved = 0;
+  // Write-hole guard (ppl/ppl_stage.cpp, ppl/ppl_log.h): the entry of each
+  // parity row written (payload in ppl_mem), the batch that logs them, the
+  // members the write went to, what runs after the log.
+  struct PplRow {
+    PplEntry e;
+    uint32_t member = 0;
+    uint8_t* payload = nullptr;
+    uint32_t len = 0;  // 0: header alone (kPplZeroPayload)
+  };
+  PplRow ppl_rows[kMaxParity];
+  uint32_t ppl_nrows = 0;
   std::vector<uint8_t> ppl_mem;
+  void* ppl_batch = nullptr;  // PplLog's batch, while the op is in one
+  uint64_t ppl_written = 0;
   void (*ppl_next)(Op*) = nullptr;
   void (*ppl_fail)(Op*, int) = nullptr;
-  Op* ppl_wait_next = nullptr;  // queued for a log slot another stripe's write holds (PplLog)
 };
 
 // A degraded read of one stripe (ops/read_ops.cpp).

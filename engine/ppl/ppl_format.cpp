@@ -33,7 +33,95 @@ uint64_t get64(const uint8_t* p) {
   for (int i = 0; i < 8; i++) v |= uint64_t(p[i]) << (8 * i);
   return v;
 }
+constexpr char kMagicV3[8] = {'G', 'P', 'R', 'P', 'P', 'L', '0', '3'};
+constexpr size_t batch_entry_bytes(uint32_t k) { return 32 + 8 * size_t(k); }
 }  // namespace
+
+uint32_t ppl_batch_header_bytes(uint32_t n, uint32_t k) {
+  const size_t used = kPplBatchFixedBytes + n * batch_entry_bytes(k) + 4;
+  return uint32_t((used + 4095) / 4096 * 4096);
+}
+
+bool is_ppl_batch_header(const uint8_t* in) { return memcmp(in, kMagicV3, 8) == 0; }
+
+void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntry* e, uint8_t* out) {
+  const size_t used = kPplBatchFixedBytes + h.entries * batch_entry_bytes(h.k);
+  memcpy(out, kMagicV3, 8);
+  memcpy(out + 8, h.group.data(), 16);
+  put64(out + 24, h.seq);
+  put32(out + 32, h.k);
+  put32(out + 36, h.entries);
+  put32(out + 40, h.header_bytes);
+  put32(out + 44, h.total_bytes);
+  memset(out + 48, 0, 16);
+  for (uint32_t n = 0; n < h.entries; n++) {
+    uint8_t* p = out + kPplBatchFixedBytes + n * batch_entry_bytes(h.k);
+    put64(p, e[n].stripe);
+    put32(p + 8, e[n].c0);
+    put32(p + 12, e[n].c1);
+    put32(p + 16, e[n].row);
+    put32(p + 20, e[n].flags);
+    put32(p + 24, e[n].payload_crc);
+    put32(p + 28, e[n].payload_off);
+    for (uint32_t i = 0; i < h.k; i++) {
+      put32(p + 32 + 8 * i, e[n].ranges[i].a);
+      put32(p + 36 + 8 * i, e[n].ranges[i].b);
+    }
+  }
+  // The bytes after those in use stay as they are (the caller's buffer may
+  // hold an older header there): the crc covers only what is in use.
+  put32(out + h.header_bytes - 4, ppl_crc(out, used));
+}
+
+bool decode_ppl_batch_header(const uint8_t* in, size_t avail, uint32_t strip_bytes, PplBatchHeader* h,
+                             std::vector<PplEntry>* entries, size_t* need) {
+  if (avail < kPplBatchFixedBytes || !is_ppl_batch_header(in)) return false;
+  PplBatchHeader x;
+  memcpy(x.group.data(), in + 8, 16);
+  x.seq = get64(in + 24);
+  x.k = get32(in + 32);
+  x.entries = get32(in + 36);
+  x.header_bytes = get32(in + 40);
+  x.total_bytes = get32(in + 44);
+  if (x.k == 0 || x.k > kMaxMembers || x.entries == 0 || x.entries > 65536 ||
+      x.header_bytes != ppl_batch_header_bytes(x.entries, x.k) || x.total_bytes < x.header_bytes ||
+      x.total_bytes % 4096)
+    return false;
+  if (x.header_bytes > avail) {
+    if (need) *need = x.header_bytes;
+    return false;
+  }
+  const size_t used = kPplBatchFixedBytes + x.entries * batch_entry_bytes(x.k);
+  if (get32(in + x.header_bytes - 4) != ppl_crc(in, used)) return false;
+  std::vector<PplEntry> v(x.entries);
+  for (uint32_t n = 0; n < x.entries; n++) {
+    const uint8_t* p = in + kPplBatchFixedBytes + n * batch_entry_bytes(x.k);
+    PplEntry& e = v[n];
+    e.group = x.group;
+    e.seq = x.seq;
+    e.k = x.k;
+    e.stripe = get64(p);
+    e.c0 = get32(p + 8);
+    e.c1 = get32(p + 12);
+    e.row = get32(p + 16);
+    e.flags = get32(p + 20);
+    e.payload_crc = get32(p + 24);
+    e.payload_off = get32(p + 28);
+    if (e.flags & ~(kPplZeroPayload | kPplWriteSeq)) return false;
+    if (e.c0 >= e.c1 || e.c1 > strip_bytes) return false;
+    const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : e.c1 - e.c0;
+    if (e.payload_off < x.header_bytes || uint64_t(e.payload_off) + L > x.total_bytes || e.payload_off % 4096)
+      return false;
+    for (uint32_t i = 0; i < x.k; i++) {
+      e.ranges[i].a = get32(p + 32 + 8 * i);
+      e.ranges[i].b = get32(p + 36 + 8 * i);
+      if (!e.ranges[i].empty() && (e.ranges[i].a < e.c0 || e.ranges[i].b > e.c1)) return false;
+    }
+  }
+  *h = x;
+  *entries = std::move(v);
+  return true;
+}
 
 uint32_t ppl_crc(const uint8_t* p, uint64_t len) {
   return crc32_iscsi(const_cast<uint8_t*>(p), int(len), 0xffffffffu);

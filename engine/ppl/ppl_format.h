@@ -5,7 +5,9 @@
 // for a stripe is the newest ever written for it there.
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "engine/geometry.h"
 #include "engine/planner.h"
@@ -49,8 +51,36 @@ struct PplEntry {
   uint32_t k = 0;
   uint32_t payload_crc = 0;
   uint32_t flags = 0;  // kPplZeroPayload, kPplWriteSeq
+  uint32_t payload_off = 0;  // version 3: where its partial parity starts, from its piece's start
   StripRange ranges[kMaxMembers];
 };
+
+// Version 3 (docs/ON-DISK.md, "Write-hole guard"): the log is a ring of
+// pieces per member. A piece holds the entries of every stripe write one
+// reactor turn logged on that member: one batch header (magic GPRPPL03,
+// the write seq they share, the entries with their payload offsets and
+// crcs; a multiple of 4 KiB) then their partial parities, written as one
+// I/O. Entries are PplEntry with payload_off set (bytes from the piece's
+// start).
+constexpr uint32_t kPplBatchFixedBytes = 64;
+struct PplBatchHeader {
+  std::array<uint8_t, 16> group{};
+  uint64_t seq = 0;
+  uint32_t k = 0;
+  uint32_t entries = 0;
+  uint32_t header_bytes = 0;  // a multiple of 4 KiB
+  uint32_t total_bytes = 0;   // header and payloads
+};
+// Bytes of a batch header listing n entries of k data strips.
+uint32_t ppl_batch_header_bytes(uint32_t n, uint32_t k);
+// Writes h.header_bytes bytes (h.entries of e[]; their seq is h.seq).
+void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntry* e, uint8_t* out);
+bool is_ppl_batch_header(const uint8_t* in);
+// in holds avail bytes from the header's start; false when it is no whole,
+// valid batch header (magic, bounds, crc) or needs more bytes than avail
+// (*need then says how many, when the first 64 are there).
+bool decode_ppl_batch_header(const uint8_t* in, size_t avail, uint32_t strip_bytes, PplBatchHeader* h,
+                             std::vector<PplEntry>* entries, size_t* need);
 
 // Header into exactly kPplHeaderBytes (magic GPRPPL02; crc32c of the bytes
 // in use, 0 .. 64 + 8k, in the last 4 bytes; zeros between). With

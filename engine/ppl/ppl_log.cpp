@@ -1,50 +1,468 @@
 #include "engine/ppl/ppl_log.h"
 
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <unistd.h>
+
+#include "engine/clock.h"
+#include "engine/invariant.h"
 #include "engine/ops/op.h"
 
 namespace gpuraid {
 
-PplLog::PplLog(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq)
-    : layout_(l), group_(group), members_(g.members), first_seq_(first_seq), seq_(first_seq) {
-  owner_.reset(new uint64_t[size_t(members_) * l.slots]());
-  slots_.reset(new Slot[l.slots]);
-}
+namespace {
+constexpr uint32_t kMaxBatchOps = 64;
+constexpr size_t kFlushEvery = 64;  // written batches that start a flush round without pressure
 
-void PplLog::lock(Slot& s) {
-  while (s.busy.exchange(true, std::memory_order_acquire))
-    while (s.busy.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-}
+struct FreeDeleter {
+  void operator()(uint8_t* p) const { free(p); }
+};
 
-bool PplLog::reserve_or_queue(uint64_t stripe, uint64_t members, Op* op) {
-  const uint32_t slot = layout_.slot_of(stripe);
-  Slot& s = slots_[slot];
-  lock(s);
-  bool free = true;
-  for (uint64_t m = members; m && free; m &= m - 1)
-    free = owner_[size_t(__builtin_ctzll(m)) * layout_.slots + slot] == 0;
-  if (free) {
-    for (uint64_t m = members; m; m &= m - 1) owner_[size_t(__builtin_ctzll(m)) * layout_.slots + slot] = stripe + 1;
-  } else {
-    op->w.ppl_wait_next = nullptr;
-    (s.tail ? s.tail->w.ppl_wait_next : s.head) = op;
-    s.tail = op;
-    waits_.fetch_add(1, std::memory_order_relaxed);
+// The iovecs of bytes [0, at) (part 0) or [at, end) (part 1) of v.
+void split_iov(const std::vector<iovec>& v, uint64_t at, int part, std::vector<iovec>* out) {
+  uint64_t pos = 0;
+  for (const iovec& x : v) {
+    const uint64_t a = pos, b = pos + x.iov_len;
+    pos = b;
+    const uint64_t lo = part ? std::max(a, at) : a, hi = part ? b : std::min(b, at);
+    if (lo >= hi) continue;
+    out->push_back(iovec{static_cast<uint8_t*>(x.iov_base) + (lo - a), size_t(hi - lo)});
   }
-  unlock(s);
-  return free;
+}
+}  // namespace
+
+// One reactor turn's entries. Owner-side fields are its reactor's; the
+// lock-side ones (pieces_left, durable) are under the log's lock.
+struct PplLog::Batch {
+  struct Out {  // the piece for one member
+    uint32_t member = 0;
+    uint32_t entries = 0;
+    uint32_t header_bytes = 0;
+    uint64_t bytes = 0, off = 0;
+    std::vector<PplEntry> e;
+    std::vector<iovec> iov;
+    std::unique_ptr<uint8_t, FreeDeleter> header;
+    size_t header_cap = 0;
+  };
+  PplLog* log = nullptr;
+  uint32_t reactor = 0;
+  std::vector<Op*> ops;
+  uint32_t count[kMaxMembers] = {};    // entries per member
+  uint64_t payload[kMaxMembers] = {};  // payload bytes per member
+  uint64_t members = 0;                // members with a piece
+  std::vector<Out> outs;
+  uint64_t seq = 0;
+  uint32_t ios_pending = 0;
+  uint32_t ops_left = 0;
+  uint64_t written = 0;     // members the batch's writes went to
+  uint64_t flush_mask = 0;  // of those, with a volatile cache
+  uint32_t pieces_left = 0;  // (lock) pieces still in rings
+  bool durable = false;      // (lock)
+  Task task;                 // writes the pieces once placed after a wait
+
+  void reset() {
+    ops.clear();
+    for (uint64_t m = members; m; m &= m - 1) {
+      count[__builtin_ctzll(m)] = 0;
+      payload[__builtin_ctzll(m)] = 0;
+    }
+    members = 0;
+    seq = 0;
+    ios_pending = ops_left = pieces_left = 0;
+    written = flush_mask = 0;
+    durable = false;
+  }
+};
+
+struct PplLog::PerReactor {
+  PplLog* log = nullptr;
+  uint32_t id = 0;
+  Batch* open = nullptr;
+  Task issue_task;  // the open batch goes out at the start of the next turn
+  bool issue_queued = false;
+  std::vector<Batch*> written;  // waiting for a flush round
+  std::vector<Batch*> round;    // the flush round in flight covers these
+  uint32_t flush_pending = 0;
+  bool flushing = false;
+  Task flush_task;  // another reactor asks for a round (a batch waits for room)
+  std::vector<Op*> scratch;
+};
+
+PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq)
+    : vol_(v), layout_(l), group_(group), members_(v.geometry().members), first_seq_(first_seq), seq_(first_seq) {
+  rings_.resize(members_);
+  // A piece stays within a quarter of the ring, so that a waiting batch
+  // always fits once older pieces retire.
+  max_piece_ = std::max<uint64_t>(l.bytes() / 4, l.slot_bytes + ppl_batch_header_bytes(kMaxBatchOps, kMaxMembers));
+  GPR_ASSERT(max_piece_ <= l.bytes(), "write-hole log area of %llu bytes is too small for one entry",
+             (unsigned long long)l.bytes());
+  for (uint32_t r = 0; r < v.engine().reactor_count(); r++) {
+    auto pr = std::make_unique<PerReactor>();
+    pr->log = this;
+    pr->id = r;
+    pr->issue_task.arg = pr.get();
+    pr->issue_task.run = [](Task* t) {
+      auto* p = static_cast<PerReactor*>(t->arg);
+      p->issue_queued = false;
+      p->log->issue_open(*p);
+      p->log->outstanding_.fetch_sub(1, std::memory_order_release);
+    };
+    pr->flush_task.arg = pr.get();
+    pr->flush_task.run = [](Task* t) {
+      auto* p = static_cast<PerReactor*>(t->arg);
+      p->log->maybe_flush(*p);
+      p->log->outstanding_.fetch_sub(1, std::memory_order_release);
+    };
+    reactors_.push_back(std::move(pr));
+  }
 }
 
-Op* PplLog::release(uint64_t stripe, uint64_t members) {
-  const uint32_t slot = layout_.slot_of(stripe);
-  Slot& s = slots_[slot];
-  lock(s);
-  for (uint64_t m = members; m; m &= m - 1) owner_[size_t(__builtin_ctzll(m)) * layout_.slots + slot] = 0;
-  // All of them try again: the one queued first may want another member's
-  // slot, still held, while a later one can go now.
-  Op* waiters = s.head;
-  s.head = s.tail = nullptr;
-  unlock(s);
-  return waiters;
+// Owners call shutdown() first and keep the log when it fails; one that
+// did not gets the same wait here, and a stop rather than a use after free.
+PplLog::~PplLog() {
+  GPR_ASSERT(shutdown(), "write-hole log freed with %lld flushes or tasks in flight",
+             (long long)outstanding_.load());
+}
+
+bool PplLog::shutdown(double timeout_s) {
+  const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
+  while (outstanding_.load(std::memory_order_acquire) > 0) {
+    if (mono_ns() > deadline) return false;
+    bool polled = false;
+    for (uint32_t i = 0; i < vol_.engine().reactor_count(); i++) {
+      Reactor& r = vol_.engine().reactor(i);
+      polled |= Reactor::current() == &r ? r.poll(false) : r.poll_if_idle();
+    }
+    if (!polled) usleep(1000);
+  }
+  return true;
+}
+
+void PplLog::lock() {
+  while (busy_.exchange(true, std::memory_order_acquire))
+    while (busy_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+}
+
+PplLog::Batch* PplLog::take_batch(uint32_t reactor) {
+  lock();
+  Batch* b;
+  if (free_.empty()) {
+    all_.push_back(std::make_unique<Batch>());
+    b = all_.back().get();
+    b->log = this;
+    b->task.arg = b;
+    b->task.run = [](Task* t) {
+      auto* x = static_cast<Batch*>(t->arg);
+      PplLog* log = x->log;
+      log->write_pieces(x);
+      log->outstanding_.fetch_sub(1, std::memory_order_release);
+    };
+  } else {
+    b = free_.back();
+    free_.pop_back();
+  }
+  unlock();
+  b->reset();
+  b->reactor = reactor;
+  return b;
+}
+
+// Whether op's entries still fit b's pieces.
+bool PplLog::fits(const Batch* b, const Op* op) const {
+  const uint32_t k = vol_.geometry().data_strips();
+  for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
+    const WriteCtx::PplRow& row = op->w.ppl_rows[i];
+    if (ppl_batch_header_bytes(b->count[row.member] + 1, k) + b->payload[row.member] + row.len > max_piece_)
+      return false;
+  }
+  return true;
+}
+
+void PplLog::join(Op* op) {
+  PerReactor& pr = *reactors_[op->home->id()];
+  if (pr.open && !fits(pr.open, op)) issue_open(pr);  // full: it goes now, a new one opens
+  if (!pr.open) pr.open = take_batch(pr.id);
+  Batch* b = pr.open;
+  for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
+    const WriteCtx::PplRow& row = op->w.ppl_rows[i];
+    b->count[row.member]++;
+    b->payload[row.member] += row.len;
+    b->members |= 1ull << row.member;
+  }
+  b->ops.push_back(op);
+  op->w.ppl_batch = b;
+  logged_.fetch_add(1, std::memory_order_relaxed);
+  if (b->ops.size() >= kMaxBatchOps) return issue_open(pr);
+  if (!pr.issue_queued) {
+    pr.issue_queued = true;
+    outstanding_.fetch_add(1, std::memory_order_relaxed);
+    op->home->defer(&pr.issue_task);
+  }
+}
+
+void PplLog::issue_open(PerReactor& pr) {
+  Batch* b = pr.open;
+  pr.open = nullptr;
+  if (!b) return;
+  if (b->ops.empty()) {  // nothing joined after all
+    lock();
+    free_.push_back(b);
+    unlock();
+    return;
+  }
+  const uint32_t k = vol_.geometry().data_strips();
+  b->outs.resize(std::max<size_t>(b->outs.size(), __builtin_popcountll(b->members)));
+  size_t n = 0;
+  for (uint64_t m = b->members; m; m &= m - 1, n++) {
+    Batch::Out& o = b->outs[n];
+    o.member = uint32_t(__builtin_ctzll(m));
+    o.entries = b->count[o.member];
+    o.header_bytes = ppl_batch_header_bytes(o.entries, k);
+    o.bytes = o.header_bytes + b->payload[o.member];
+  }
+  b->outs.resize(n);
+  b->ops_left = uint32_t(b->ops.size());
+  lock();
+  const bool placed = waiting_.empty() && place(b);
+  if (!placed) {
+    waiting_.push_back(b);
+    pressure_.store(true, std::memory_order_relaxed);
+  }
+  unlock();
+  if (placed) return write_pieces(b);
+  waits_.fetch_add(1, std::memory_order_relaxed);
+  want_flush();
+}
+
+// Under the lock: a place in every member's ring, or none (nothing taken).
+// A ring is used contiguously, a piece running past the area's end going on
+// at its start: room is overwritten in the order it was written, so a
+// stripe's older entry never outlives a newer one (replay's premise; a
+// skipped gap at the end would keep an older lap's entries).
+bool PplLog::place(Batch* b) {
+  const uint64_t area = layout_.bytes();
+  for (const Batch::Out& o : b->outs)
+    if (area - rings_[o.member].used < o.bytes) return false;
+  uint64_t used_max = 0;
+  for (Batch::Out& o : b->outs) {
+    Ring& r = rings_[o.member];
+    o.off = r.head;
+    r.pieces.push_back(Piece{b, o.off, o.bytes});
+    r.head = (r.head + o.bytes) % area;
+    r.used += o.bytes;
+    used_max = std::max(used_max, r.used);
+  }
+  b->pieces_left = uint32_t(b->outs.size());
+  b->seq = seq_++;
+  if (used_max > area / 2) pressure_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+// The pieces, each one vectored write with FUA: the batch header, then the
+// partial parities in the ops' own buffers.
+void PplLog::write_pieces(Batch* b) {
+  Reactor& r = vol_.engine().reactor(b->reactor);
+  const uint32_t k = vol_.geometry().data_strips();
+  for (Batch::Out& o : b->outs) {
+    o.e.clear();
+    o.iov.clear();
+    if (o.header_cap < o.header_bytes) {
+      o.header.reset(static_cast<uint8_t*>(aligned_alloc(4096, o.header_bytes)));
+      GPR_ASSERT(o.header, "write-hole log: out of memory for a batch header");
+      o.header_cap = o.header_bytes;
+    }
+    o.iov.push_back(iovec{o.header.get(), o.header_bytes});
+    uint32_t at = o.header_bytes;
+    for (Op* op : b->ops)
+      for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
+        WriteCtx::PplRow& row = op->w.ppl_rows[i];
+        if (row.member != o.member) continue;
+        row.e.seq = b->seq;
+        row.e.payload_off = at;
+        o.e.push_back(row.e);
+        if (row.len) o.iov.push_back(iovec{row.payload, row.len});
+        at += row.len;
+      }
+    PplBatchHeader h;
+    h.group = group_;
+    h.seq = b->seq;
+    h.k = k;
+    h.entries = o.entries;
+    h.header_bytes = o.header_bytes;
+    h.total_bytes = uint32_t(o.bytes);
+    encode_ppl_batch_header(h, o.e.data(), o.header.get());
+  }
+  // A piece past the area's end is two writes: up to the end, and the rest
+  // from the area's start (both 4 KiB multiples).
+  const uint64_t area = layout_.bytes();
+  uint32_t ios = 0;
+  for (const Batch::Out& o : b->outs) ios += o.off + o.bytes > area ? 2 : 1;
+  b->ios_pending = ios;
+  outstanding_.fetch_add(ios, std::memory_order_relaxed);
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  for (Batch::Out& o : b->outs) {
+    const uint64_t first = std::min(o.bytes, area - o.off);
+    for (int part = 0; part < (first < o.bytes ? 2 : 1); part++) {
+      MemberIo* io = r.alloc_io();
+      io->kind = MemberIo::Write;
+      io->drive = vol_.member(o.member);
+      io->slot = vol_.member_slot(o.member);
+      io->offset = layout_.offset + (part ? 0 : o.off);
+      io->len = uint32_t(part ? o.bytes - first : first);
+      io->buf = nullptr;
+      io->iov.clear();
+      if (first == o.bytes) {
+        io->iov.assign(o.iov.begin(), o.iov.end());
+      } else {
+        split_iov(o.iov, first, part, &io->iov);
+      }
+      io->dsync = true;
+      io->tag = o.member;
+      io->ctx = b;
+      io->done = piece_done;
+      r.submit(io);
+    }
+  }
+}
+
+void PplLog::piece_done(MemberIo* io) {
+  Batch* b = static_cast<Batch*>(io->ctx);
+  PplLog* log = b->log;
+  if (io->res < 0)
+    for (Op* op : b->ops)
+      for (uint32_t i = 0; i < op->w.ppl_nrows; i++)
+        if (op->w.ppl_rows[i].member == io->tag) {
+          op->errored |= 1ull << io->tag;
+          op->io_err = io->res;
+        }
+  log->vol_.engine().reactor(b->reactor).free_io(io);
+  if (--b->ios_pending == 0) log->batch_logged(b);
+  log->outstanding_.fetch_sub(1, std::memory_order_release);
+}
+
+// Every piece is on disk: the batch's writes go on. An op may end at once
+// (a failure) and leave; the batch outlives its ops (retired later).
+void PplLog::batch_logged(Batch* b) {
+  PerReactor& pr = *reactors_[b->reactor];
+  pr.scratch.assign(b->ops.begin(), b->ops.end());
+  for (Op* op : pr.scratch) ppl_logged(op);
+}
+
+void PplLog::leave(Op* op) {
+  Batch* b = static_cast<Batch*>(op->w.ppl_batch);
+  op->w.ppl_batch = nullptr;
+  b->written |= op->w.ppl_written;
+  if (--b->ops_left == 0) batch_written(b);
+}
+
+void PplLog::batch_written(Batch* b) {
+  uint64_t volatile_members = 0;
+  const uint64_t failed = vol_.failed_mask();
+  for (uint64_t m = b->written & ~failed; m; m &= m - 1) {
+    const uint32_t i = uint32_t(__builtin_ctzll(m));
+    if (vol_.member(i)->volatile_cache()) volatile_members |= 1ull << i;
+  }
+  b->flush_mask = volatile_members;
+  if (!volatile_members) return durable({b});
+  PerReactor& pr = *reactors_[b->reactor];
+  pr.written.push_back(b);
+  maybe_flush(pr);
+}
+
+void PplLog::want_flush() {
+  pressure_.store(true, std::memory_order_relaxed);
+  for (auto& pr : reactors_) {
+    outstanding_.fetch_add(1, std::memory_order_relaxed);
+    if (!vol_.engine().reactor(pr->id).post_once(&pr->flush_task)) outstanding_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+// A flush round: every member this reactor's written batches went to, once;
+// when they all answered, those batches are durable.
+void PplLog::maybe_flush(PerReactor& pr) {
+  if (pr.flushing || pr.written.empty()) return;
+  if (!pressure_.load(std::memory_order_relaxed) && pr.written.size() < kFlushEvery) return;
+  uint64_t mask = 0;
+  for (Batch* b : pr.written) mask |= b->flush_mask;
+  mask &= ~vol_.failed_mask();
+  pr.round.swap(pr.written);
+  pr.written.clear();
+  flush_rounds_.fetch_add(1, std::memory_order_relaxed);
+  if (!mask) {
+    durable(pr.round);
+    pr.round.clear();
+    return;
+  }
+  pr.flushing = true;
+  pr.flush_pending = uint32_t(__builtin_popcountll(mask));
+  outstanding_.fetch_add(pr.flush_pending, std::memory_order_relaxed);
+  Reactor& r = vol_.engine().reactor(pr.id);
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const uint32_t i = uint32_t(__builtin_ctzll(m));
+    MemberIo* io = r.alloc_io();
+    io->kind = MemberIo::Flush;
+    io->drive = vol_.member(i);
+    io->slot = vol_.member_slot(i);
+    io->offset = 0;
+    io->len = 0;
+    io->buf = nullptr;
+    io->iov.clear();
+    io->dsync = false;
+    io->tag = i;
+    io->ctx = &pr;
+    io->done = flush_done;
+    r.submit(io);
+  }
+}
+
+void PplLog::flush_done(MemberIo* io) {
+  PerReactor& pr = *static_cast<PerReactor*>(io->ctx);
+  PplLog* log = pr.log;
+  // A member that cannot flush holds writes that may not be on disk: it is
+  // failed (and rebuilt), which leaves the others' entries to replay.
+  if (io->res < 0) log->vol_.member_error(io->tag, io->res);
+  log->vol_.engine().reactor(pr.id).free_io(io);
+  if (--pr.flush_pending == 0) {
+    pr.flushing = false;
+    log->durable(pr.round);
+    pr.round.clear();
+    log->maybe_flush(pr);
+  }
+  log->outstanding_.fetch_sub(1, std::memory_order_release);
+}
+
+// Marks the batches durable and retires, in every ring, the pieces at its
+// front whose batches are durable; batches that waited for room and now
+// have it go out on their own reactors.
+void PplLog::durable(const std::vector<Batch*>& bs) {
+  std::vector<Batch*> ready;
+  lock();
+  for (Batch* b : bs) b->durable = true;
+  const uint64_t area = layout_.bytes();
+  bool over_half = false;
+  for (Ring& r : rings_) {
+    while (!r.pieces.empty() && r.pieces.front().batch->durable) {
+      Batch* b = r.pieces.front().batch;
+      r.used -= r.pieces.front().bytes;
+      r.pieces.pop_front();
+      if (--b->pieces_left == 0) free_.push_back(b);
+    }
+    over_half |= r.used > area / 2;
+  }
+  while (!waiting_.empty() && place(waiting_.front())) {
+    ready.push_back(waiting_.front());
+    waiting_.pop_front();
+  }
+  pressure_.store(over_half || !waiting_.empty(), std::memory_order_relaxed);
+  unlock();
+  for (Batch* b : ready) {
+    outstanding_.fetch_add(1, std::memory_order_relaxed);
+    vol_.engine().reactor(b->reactor).post(&b->task);
+  }
 }
 
 }  // namespace gpuraid

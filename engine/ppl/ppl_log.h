@@ -1,67 +1,129 @@
-// The running write-hole guard of a volume: which log slots are held by
-// writes in flight (a slot is reused only once the write it logged is
-// on disk), and the op stage that logs a stripe write's partial parity,
-// durably, before its data and parity writes.
+// The running write-hole guard of a volume (log format version 3,
+// docs/ON-DISK.md "Write-hole guard"): every parity write logs its partial
+// parity on the parity members it writes before its data and parity go out.
+//
+// Batched, as md's io_unit: a reactor gathers the entries of every stripe
+// write that reaches the log stage in one turn into one batch, issued at
+// the start of its next turn as one piece per member (one header, then the
+// partial parities, one vectored write with FUA); the writes go on once
+// every piece of their batch is on disk.
+//
+// Each member's log area is a ring of pieces, allocated in order under one
+// lock (all reactors share it: a member's pieces are in write order, so a
+// stripe's older entries are always reclaimed before its newer ones, which
+// is what replay relies on). A piece's room is reused only once every write
+// its batch protects is durable: after a flush of the members those writes
+// went to, batched across many batches and issued when the ring fills, or
+// at once where no member has a volatile write cache (Drive::volatile_cache).
+// A batch with no room waits (its writes queued, nothing polls) and asks
+// every reactor to flush.
 #pragma once
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <vector>
 
 #include "engine/geometry.h"
 #include "engine/ppl/ppl_format.h"
+#include "engine/task.h"
 
 namespace gpuraid {
 
 struct Op;
+struct MemberIo;
+class Reactor;
+class Volume;
 
 class PplLog {
  public:
   // first_seq: above every seq an earlier run of the group wrote (the
-  // caller derives it from the superblock generation).
-  PplLog(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq);
+  // caller derives it from the superblock generation, and persists it as the
+  // replay floor before the first write).
+  PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq);
+  ~PplLog();
+  PplLog(const PplLog&) = delete;
+  PplLog& operator=(const PplLog&) = delete;
+  // Before it goes (after the volume's requests ended): waits, polling its
+  // reactors where this thread owns them or nobody polls them, until none of
+  // its flushes or tasks is in flight. false after timeout_s: the caller must
+  // leave it allocated (something of it may still run).
+  bool shutdown(double timeout_s = 10);
+
   const PplLayout& layout() const { return layout_; }
   const std::array<uint8_t, 16>& group() const { return group_; }
-  // Holds the stripe's slot on every member in `members`: all or none.
-  // When another stripe's write holds one of them, `op` joins the slot's
-  // queue instead (false): release() hands it back to be tried again.
-  // Nothing polls: a queued write costs nothing until the slot frees.
-  bool reserve_or_queue(uint64_t stripe, uint64_t members, Op* op);
-  // Frees the slots; returns the writes queued on the slot (linked by
-  // Op::ppl_wait_next, FIFO), which the caller must resume.
-  Op* release(uint64_t stripe, uint64_t members);
-  uint64_t next_seq() { return seq_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t first_seq() const { return first_seq_; }
+
+  // The op stage (ppl_stage.cpp), on the op's home reactor. join(): the
+  // op's entries (op->w.ppl_rows) go into its reactor's open batch; the
+  // op's ppl_logged() runs once the batch is on disk. leave(): the op's
+  // writes ended (done or failed); its batch may then be retired.
+  void join(Op* op);
+  void leave(Op* op);
+
+  // Figures (any thread).
+  uint64_t logged_writes() const { return logged_.load(std::memory_order_relaxed); }
+  uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
   uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
-  // Stripe writes logged since this log was made (one seq each).
-  uint64_t logged_writes() const { return seq_.load(std::memory_order_relaxed) - first_seq_; }
+  uint64_t flush_rounds() const { return flush_rounds_.load(std::memory_order_relaxed); }
 
  private:
-  // One per slot (all members): a spinlock held for a few instructions,
-  // and the writes waiting for the slot on some member.
-  struct alignas(64) Slot {
-    std::atomic<bool> busy{false};
-    Op* head = nullptr;
-    Op* tail = nullptr;
+  struct Batch;
+  struct PerReactor;
+  struct Piece {
+    Batch* batch;
+    uint64_t off, bytes;  // in the member's log area
   };
-  void lock(Slot& s);
-  void unlock(Slot& s) { s.busy.store(false, std::memory_order_release); }
+  struct Ring {  // one member's log area (under mu_)
+    uint64_t head = 0;  // where the next piece starts
+    uint64_t used = 0;  // bytes of the pieces in it
+    std::deque<Piece> pieces;
+  };
 
+  Batch* take_batch(uint32_t reactor);
+  bool fits(const Batch* b, const Op* op) const;
+  void issue_open(PerReactor& pr);
+  bool place(Batch* b);        // under mu_: room for every piece
+  void write_pieces(Batch* b);  // on b's reactor, once placed
+  static void piece_done(MemberIo* io);
+  void batch_logged(Batch* b);
+  void batch_written(Batch* b);
+  void want_flush();
+  void maybe_flush(PerReactor& pr);
+  static void flush_done(MemberIo* io);
+  void durable(const std::vector<Batch*>& bs);
+  void lock();
+  void unlock() { busy_.store(false, std::memory_order_release); }
+
+  Volume& vol_;
   PplLayout layout_;
   std::array<uint8_t, 16> group_;
   uint32_t members_;
   uint64_t first_seq_;
-  std::unique_ptr<uint64_t[]> owner_;  // [member * slots + slot]: stripe + 1, 0 free (under the slot's lock)
-  std::unique_ptr<Slot[]> slots_;
-  std::atomic<uint64_t> seq_;
-  std::atomic<uint64_t> waits_{0};
+  uint64_t max_piece_ = 0;  // a batch closes before a piece would pass this
+
+  std::atomic<bool> busy_{false};  // mu_: rings, waiting, seq, free batches
+  std::vector<Ring> rings_;
+  std::deque<Batch*> waiting_;  // no room yet, in order
+  uint64_t seq_;
+  std::vector<Batch*> free_;
+  std::vector<std::unique_ptr<Batch>> all_;
+  std::atomic<bool> pressure_{false};  // a ring is over half full, or a batch waits
+
+  std::vector<std::unique_ptr<PerReactor>> reactors_;
+  std::atomic<int64_t> outstanding_{0};  // flushes, piece writes and tasks in flight
+  std::atomic<uint64_t> logged_{0}, batches_{0}, waits_{0}, flush_rounds_{0};
 };
 
 // The op stage (ppl_stage.cpp), after the new parity is computed and
-// before anything is written: writes, with FUA, one entry per parity
-// member the plan writes, then runs next(op). A member whose log write
-// fails is failed (and no longer written); past redundancy fail(op, -EIO).
+// before anything is written: logs one entry per parity member the plan
+// writes, then runs next(op). A member whose log write fails is failed (and
+// no longer written); past redundancy fail(op, -EIO).
 void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int));
-// Frees the op's slots; from the op's end (after its writes or failure).
+// From the op's end (after its writes or failure): its batch may retire.
 void ppl_release(Op* op);
+// Called by PplLog once the op's batch is on disk (or its log writes failed).
+void ppl_logged(Op* op);
 
 }  // namespace gpuraid

@@ -30,20 +30,99 @@ namespace {
 
 // A trusted entry of a stripe that may be torn, on a usable member.
 struct Found {
-  uint32_t member, slot;
+  uint32_t member;
+  uint64_t payload_pos;  // where its partial parity starts, in the log area
   PplEntry e;
 };
 
+// n bytes of the log area from pos, going on at its start past its end
+// (format 3 pieces run over it).
+int read_ring(Drive& d, const PplLayout& l, uint64_t pos, size_t n, uint8_t* out) {
+  const uint64_t area = l.bytes();
+  pos %= area;
+  const size_t first = size_t(std::min<uint64_t>(n, area - pos));
+  int rc = d.sync_read(out, first, l.offset + pos);
+  if (rc >= 0 && first < n) rc = d.sync_read(out + first, n - first, l.offset);
+  return rc;
+}
+
 // Reads a non-header-only entry's partial parity into pp; false when its
 // crc fails (a torn log write).
-bool read_payload(Drive& d, const PplLayout& l, uint32_t slot, const PplEntry& e, uint8_t* pp, int* rc) {
-  const uint32_t L = e.c1 - e.c0;
-  if (e.flags & kPplZeroPayload) {
-    memset(pp, 0, L);  // header alone: one write, it is there whole or not at all
+bool read_payload(Drive& d, const PplLayout& l, const Found& f, uint8_t* pp, int* rc) {
+  const uint32_t L = f.e.c1 - f.e.c0;
+  if (f.e.flags & kPplZeroPayload) {
+    memset(pp, 0, L);  // no payload: whole with its header, which is checked
     return true;
   }
-  *rc = d.sync_read(pp, L, l.slot_offset(slot) + kPplHeaderBytes);
-  return *rc >= 0 && ppl_crc(pp, L) == e.payload_crc;
+  *rc = read_ring(d, l, f.payload_pos, L, pp);
+  return *rc >= 0 && ppl_crc(pp, L) == f.e.payload_crc;
+}
+
+// Whether entry e, found on member m, may be one of this group's: a stripe
+// and row the geometry has, and m that row's member (RAID 50/60: a
+// stripe's parity members are its sub-group's).
+bool plausible(const Geometry& g, uint32_t m, const PplEntry& e) {
+  const uint32_t k = g.data_strips();
+  return e.k == k && e.row < g.parity && e.stripe < g.stripes() && role_member(g, e.stripe, k + e.row) == m;
+}
+
+// Version 2: one entry per slot, stripe s in slot slot_of(s) only.
+bool collect_v2(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint32_t m, Drive& d,
+                uint8_t* hdr, uint8_t* pp, const std::function<bool(uint64_t)>& torn, PplReplayStats* st,
+                std::vector<Found>* found, std::string* err) {
+  for (uint32_t slot = 0; slot < l.slots; slot++) {
+    int rc = d.sync_read(hdr, kPplHeaderBytes, l.slot_offset(slot));
+    if (rc < 0) return io_fail(err, d, "log read", rc);
+    PplEntry e;
+    if (!decode_ppl_header(hdr, g.strip_bytes, &e) || e.group != group) continue;
+    if (!plausible(g, m, e) || l.slot_of(e.stripe) != slot) continue;
+    const Found f{m, l.slot_offset(slot) - l.offset + kPplHeaderBytes, e};
+    if (!read_payload(d, l, f, pp, &rc)) {
+      if (rc < 0) return io_fail(err, d, "log read", rc);
+      continue;  // torn log write: its stripe was not touched
+    }
+    st->entries++;
+    if (torn(e.stripe)) found->push_back(f);
+  }
+  return true;
+}
+
+// Version 3: a ring of pieces, each a batch header and payloads, anywhere
+// in the area at 4 KiB boundaries; every block is looked at (older, reused
+// room holds stale headers too: their seq is below the floor, or their
+// payload's crc fails, or a newer write of the stripe is there).
+bool collect_v3(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t seq_floor,
+                uint32_t m, Drive& d, const std::function<bool(uint64_t)>& torn, PplReplayStats* st,
+                std::vector<Found>* found, std::string* err) {
+  constexpr size_t kChunk = 1u << 20;
+  AlignedBuf chunk = aligned(kChunk);
+  std::vector<PplEntry> entries;
+  const uint64_t area = l.bytes();
+  for (uint64_t base = 0; base < area; base += kChunk) {
+    const size_t n = size_t(std::min<uint64_t>(kChunk, area - base));
+    int rc = d.sync_read(chunk.get(), n, l.offset + base);
+    if (rc < 0) return io_fail(err, d, "log read", rc);
+    for (size_t o = 0; o + 4096 <= n; o += 4096) {
+      const uint8_t* at = chunk.get() + o;
+      if (!is_ppl_batch_header(at)) continue;
+      PplBatchHeader h;
+      size_t need = 0;
+      AlignedBuf big;
+      if (!decode_ppl_batch_header(at, n - o, g.strip_bytes, &h, &entries, &need)) {
+        if (!need || need > area) continue;
+        big = aligned(need);  // a header longer than the rest of the chunk, or over the area's end
+        if ((rc = read_ring(d, l, base + o, need, big.get())) < 0) return io_fail(err, d, "log read", rc);
+        if (!decode_ppl_batch_header(big.get(), need, g.strip_bytes, &h, &entries, &need)) continue;
+      }
+      if (h.group != group || h.seq < seq_floor || h.total_bytes > area) continue;
+      for (const PplEntry& e : entries) {
+        if (!plausible(g, m, e)) continue;
+        st->entries++;
+        if (torn(e.stripe)) found->push_back(Found{m, (base + o + e.payload_off) % area, e});
+      }
+    }
+  }
+  return true;
 }
 
 // Entries of one write (kPplWriteSeq) go together: they are applied only
@@ -133,47 +212,75 @@ bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size
   }
   return true;
 }
+
+// Version 3: of a stripe's entries (sorted newest write first), the
+// newest write whose entry every usable parity member of the stripe holds,
+// whole. A write missing one was stopped among its log writes, before any
+// of its data or parity: the stripe is as an older write left it, and an
+// older write's entries are still there unless it was made durable (a
+// member's pieces are reclaimed in write order, after a flush). Moves the
+// chosen entries to the front of f; returns how many (0: none).
+size_t newest_whole_write(const Geometry& g, const PplLayout& l, const std::vector<Drive*>& members, Found* f,
+                          size_t n, uint8_t* pp, std::string* err, bool* io_error) {
+  const uint32_t k = g.data_strips();
+  for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
+    for (i1 = i0 + 1; i1 < n && f[i1].e.seq == f[i0].e.seq;) i1++;
+    uint64_t have = 0;
+    for (size_t i = i0; i < i1; i++) {
+      int rc = 0;
+      if (read_payload(*members[f[i].member], l, f[i], pp, &rc)) have |= 1ull << f[i].member;
+      else if (rc < 0) return *io_error = true, io_fail(err, *members[f[i].member], "log read", rc), 0;
+    }
+    bool whole = true;
+    for (uint32_t r = 0; r < g.parity; r++) {
+      const uint32_t pm = role_member(g, f[i0].e.stripe, k + r);
+      if (pm < members.size() && members[pm] && !(have >> pm & 1)) whole = false;
+    }
+    if (!whole) continue;
+    size_t w = 0;
+    for (size_t i = i0; i < i1; i++)
+      if (have >> f[i].member & 1) f[w++] = f[i];
+    return w;
+  }
+  return 0;
+}
+
 }  // namespace
 
-bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std::array<uint8_t, 16>& group,
+bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, const std::array<uint8_t, 16>& group,
                 uint64_t data_offset, const std::vector<Drive*>& members,
                 const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err) {
-  const uint32_t k = g.data_strips();
+  const PplLayout& l = log.layout;
   AlignedBuf hdr = aligned(kPplHeaderBytes), pp = aligned(g.strip_bytes), data = aligned(g.strip_bytes);
   AlignedBuf block = aligned(2 * 4096);  // agree_on_lost_block's
-  // Every trusted, whole entry of a torn stripe, on every usable member.
+  // Every trusted entry of a torn stripe, on every usable member.
   std::vector<Found> found;
   for (uint32_t m = 0; m < g.members && m < members.size(); m++) {
     Drive* d = members[m];
     if (!d) continue;
-    for (uint32_t slot = 0; slot < l.slots; slot++) {
-      int rc = d->sync_read(hdr.get(), kPplHeaderBytes, l.slot_offset(slot));
-      if (rc < 0) return io_fail(err, *d, "log read", rc);
-      PplEntry e;
-      if (!decode_ppl_header(hdr.get(), g.strip_bytes, &e) || e.group != group) continue;
-      // An entry elsewhere than its stripe's slot or member is not ours to
-      // trust (RAID 50/60: a stripe's parity members are its sub-group's).
-      if (e.k != k || e.row >= g.parity || e.stripe >= g.stripes() || l.slot_of(e.stripe) != slot ||
-          role_member(g, e.stripe, k + e.row) != m)
-        continue;
-      if (!read_payload(*d, l, slot, e, pp.get(), &rc)) {
-        if (rc < 0) return io_fail(err, *d, "log read", rc);
-        continue;  // torn log write: its stripe was not touched
-      }
-      st->entries++;
-      if (torn(e.stripe)) found.push_back({m, slot, e});
-    }
+    const bool ok = log.format >= 3 ? collect_v3(g, l, group, log.seq_floor, m, *d, torn, st, &found, err)
+                                    : collect_v2(g, l, group, m, *d, hdr.get(), pp.get(), torn, st, &found, err);
+    if (!ok) return false;
   }
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.e.stripe < b.e.stripe; });
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return a.e.stripe != b.e.stripe ? a.e.stripe < b.e.stripe : a.e.seq > b.e.seq;
+  });
   std::vector<AlignedBuf> rows;  // per entry of the stripe: its parity row over [c0, c1)
   uint64_t wrote = 0;            // members written
   for (size_t i0 = 0, i1; i0 < found.size(); i0 = i1) {
     for (i1 = i0 + 1; i1 < found.size() && found[i1].e.stripe == found[i0].e.stripe;) i1++;
-    if (!one_write(g, members, &found[i0], i1 - i0)) {
+    size_t n = i1 - i0;
+    if (log.format >= 3) {
+      bool io_error = false;
+      n = newest_whole_write(g, l, members, &found[i0], n, pp.get(), err, &io_error);
+      if (io_error) return false;
+    } else if (!one_write(g, members, &found[i0], n)) {
+      n = 0;
+    }
+    if (n == 0) {
       st->stripes_skipped++;
       continue;
     }
-    const size_t n = i1 - i0;
     while (rows.size() < n) rows.push_back(aligned(g.strip_bytes));
     // Each row: its partial parity plus the row over the logged ranges as
     // they are on disk, on the members that are usable.
@@ -181,7 +288,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std
       const PplEntry& e = found[i0 + i].e;
       Drive* d = members[found[i0 + i].member];
       int rc = 0;
-      if (!read_payload(*d, l, found[i0 + i].slot, e, rows[i].get(), &rc))
+      if (!read_payload(*d, l, found[i0 + i], rows[i].get(), &rc))
         return io_fail(err, *d, "log read", rc < 0 ? rc : -EIO);  // it was whole a moment ago
       if (!add_present_ranges(g, c, e, data_offset, members, data.get(), rows[i].get(), err)) return false;
     }
@@ -236,10 +343,13 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std
 }
 
 bool ppl_invalidate(Drive& d, const PplLayout& l, std::string* err) {
-  AlignedBuf zero = aligned(kPplHeaderBytes);
-  memset(zero.get(), 0, kPplHeaderBytes);
-  for (uint32_t slot = 0; slot < l.slots; slot++) {
-    int rc = d.sync_write(zero.get(), kPplHeaderBytes, l.slot_offset(slot));
+  // Every 4 KiB block: version 2 headers sit at slot starts, version 3 ones anywhere.
+  constexpr size_t kChunk = 1u << 20;
+  AlignedBuf zero = aligned(kChunk);
+  memset(zero.get(), 0, kChunk);
+  for (uint64_t off = 0; off < l.bytes(); off += kChunk) {
+    const size_t n = size_t(std::min<uint64_t>(kChunk, l.bytes() - off));
+    int rc = d.sync_write(zero.get(), n, l.offset + off);
     if (rc < 0) return io_fail(err, d, "log wipe", rc);
   }
   int rc = d.sync_flush();

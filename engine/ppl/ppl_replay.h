@@ -22,19 +22,29 @@ struct PplReplayStats {
   uint64_t stripes_skipped = 0;  // entries of a write whose log writes the stop tore (left as they are)
 };
 
+// Where the log is and how it was written: format 2 (a slot per stripe) or
+// 3 (batched pieces in a ring, entries at or above seq_floor are this
+// group's last run's; superblock fields ppl_format, ppl_seq_floor).
+struct PplLogOnDisk {
+  PplLayout layout;
+  uint32_t format = 3;
+  uint64_t seq_floor = 0;
+};
+
 // members[i]: member i's drive, or null when it is not usable (failed,
 // missing, being rebuilt): its log is not read, and where one such member
 // was being written the rows are made to agree on the bytes the first
 // logged row on disk gives it (they were being written; ppl_replay.cpp). Only stripes for which torn(stripe)
-// is true are replayed, and a stripe's entries only when every usable
-// parity member of it holds the same write's (kPplWriteSeq). The members written are flushed. False (err set)
-// on a read, write or flush error: the caller must not start the group as
-// consistent.
-bool ppl_replay(const Geometry& g, const Codec& c, const PplLayout& l, const std::array<uint8_t, 16>& group,
+// is true are replayed: of a stripe's writes, the newest one whose entry
+// every usable parity member holds whole (format 2: the only one, when the
+// slots' entries are of one write). The members written are flushed. False
+// (err set) on a read, write or flush error: the caller must not start the
+// group as consistent.
+bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, const std::array<uint8_t, 16>& group,
                 uint64_t data_offset, const std::vector<Drive*>& members,
                 const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err);
 
-// Zeroes every slot's header on d: no entry there is trusted any more. For
+// Zeroes d's whole log area: no entry there is trusted any more. For
 // a drive that (re)joins as a member being rebuilt, whose old entries name
 // stripes it did not follow since, and for a new group.
 bool ppl_invalidate(Drive& d, const PplLayout& l, std::string* err);

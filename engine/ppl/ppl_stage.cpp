@@ -15,16 +15,9 @@
 
 namespace gpuraid {
 
-static uint64_t logged_members(const Op* op) {
-  const Geometry& g = op->vol->geometry();
-  const uint32_t k = g.data_strips();
-  uint64_t mem = 0;
-  for (uint32_t r = 0; r < g.parity; r++)
-    if (op->w.plan.write_roles >> (k + r) & 1) mem |= 1ull << role_member(g, op->stripe, k + r);
-  return mem;
-}
-
-static void logged(Op* op) {
+// The batch holding the op's entries is on disk (or some of its log writes
+// failed: those members are failed and no longer written).
+void ppl_logged(Op* op) {
   if (op->errored) {
     if (!absorb_errors(op)) return op->w.ppl_fail(op, -EIO);
     // Members failed here are not written: the others hold the new stripe.
@@ -75,17 +68,14 @@ static void partial_parity(Op* op, const PplEntry& e, uint32_t r, uint8_t* pp) {
   }
 }
 
-static void write_entries(Op* op) {
+// One entry per parity row the plan writes, its partial parity computed
+// into the op's own buffer (written from there, in the batch's piece).
+static void make_entries(Op* op) {
   PplLog* log = op->vol->ppl;
-  const uint64_t mem = logged_members(op);
-  if (!mem) return op->w.ppl_next(op);
-  // Another stripe's write holds the slot: queued, ppl_release() of that
-  // write runs write_entries again.
-  if (!log->reserve_or_queue(op->stripe, mem, op)) return;
-  op->w.ppl_reserved = mem;
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
   const WritePlan& p = op->w.plan;
+  op->w.ppl_nrows = 0;
   PplEntry e;
   e.group = log->group();
   e.stripe = op->stripe;
@@ -95,51 +85,43 @@ static void write_entries(Op* op) {
   for (uint32_t i = 0; i < k; i++)
     if (p.write_roles >> i & 1) e.ranges[i] = op->ranges[i];
   if (covers_all(e)) e.flags |= kPplZeroPayload;
-  e.flags |= kPplWriteSeq;
-  e.seq = log->next_seq();  // one for the write: its rows' entries go together
+  e.flags |= kPplWriteSeq;  // the batch's seq names the write on every row
   const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : p.c1 - p.c0;
-  const size_t entry = kPplHeaderBytes + L;
-  // One slot's room per row, so each row's header always sits at the same
-  // place: zeroed once when the buffer is made, then only the header's
-  // bytes in use are written (k is the volume's; the payload never
-  // reaches into a header).
-  const size_t room = log->layout().slot_bytes;
+  const size_t room = g.strip_bytes;
   if (op->w.ppl_mem.size() != room * g.parity + 4096) op->w.ppl_mem.assign(room * g.parity + 4096, 0);
   uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->w.ppl_mem.data()) + 4095) & ~uintptr_t(4095));
-  const uint32_t slot = log->layout().slot_of(op->stripe);
-  // The data and parity writes of the stripe are issued by logged(), after
-  // every log write of this phase completed (with FUA: durable): a crash
-  // never finds the stripe touched without its entries on disk.
-  begin_phase(op, logged);
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
-    uint8_t* hdr = base + room * r;
-    uint8_t* pp = hdr + kPplHeaderBytes;
-    if (L) partial_parity(op, e, r, pp);
-    e.row = r;
-    e.payload_crc = L ? ppl_crc(pp, L) : 0;
-    encode_ppl_header(e, hdr, /*rest_zeroed=*/true);
-    issue_member_io(op, role_member(g, op->stripe, k + r), MemberIo::Write, log->layout().slot_offset(slot), hdr,
-                    uint32_t(entry), /*dsync=*/true);
+    WriteCtx::PplRow& row = op->w.ppl_rows[op->w.ppl_nrows++];
+    row.e = e;
+    row.e.row = r;
+    row.member = role_member(g, op->stripe, k + r);
+    row.payload = base + room * r;
+    row.len = L;
+    if (L) partial_parity(op, e, r, row.payload);
+    row.e.payload_crc = L ? ppl_crc(row.payload, L) : 0;
   }
-  end_issue(op);
 }
 
 void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int)) {
   op->w.ppl_next = next;
   op->w.ppl_fail = fail;
-  write_entries(op);
+  make_entries(op);
+  if (!op->w.ppl_nrows) return next(op);  // no parity member written (all failed)
+  // Nothing is written until the batch's pieces are on disk: no counted
+  // member I/O of the op's own is in flight meanwhile.
+  op->errored = 0;
+  op->vol->ppl->join(op);
 }
 
 void ppl_release(Op* op) {
-  if (!op->w.ppl_reserved) return;
-  Op* w = op->vol->ppl->release(op->stripe, op->w.ppl_reserved);
-  op->w.ppl_reserved = 0;
-  while (w) {
-    Op* next = w->w.ppl_wait_next;  // read first: the resumed op may queue again
-    resume_on_home(w, write_entries);
-    w = next;
-  }
+  if (!op->w.ppl_batch) return;
+  const Geometry& g = op->vol->geometry();
+  uint64_t written = 0;
+  for (uint64_t roles = op->w.plan.write_roles; roles; roles &= roles - 1)
+    written |= 1ull << role_member(g, op->stripe, uint32_t(__builtin_ctzll(roles)));
+  op->w.ppl_written = written;
+  op->vol->ppl->leave(op);
 }
 
 }  // namespace gpuraid

@@ -40,17 +40,17 @@
 // where they refuse: the episodes must then fail (the write hole), which
 // shows that this test catches one. ctest runs the guarded mode only.
 //
-// The episodes keep to what the guard covers (docs/ON-DISK.md). Each rule
-// has a flag that lifts it, and then some seeds fail today (e.g. --seed 1
-// --episode 5 --reuse-slots):
-//   - one torn write per stripe, and one torn stripe per log slot
-//     (--reuse-slots), also among the stripes of one write: a slot is freed
-//     when its stripe's write completes, with no flush, and may take another
-//     stripe's entry; the first stripe, torn, is then left as it is (no whole
-//     entry set of one write: a crash with volatile drive caches could
-//     leave that). Per stripe is not a
-//     rule of the guard: the fault injector drops writes for good, where a
-//     drive serves later reads of them from its cache until the crash;
+// The episodes keep to what the guard covers (docs/ON-DISK.md):
+//   - one torn write per stripe. Not a rule of the guard: the fault
+//     injector drops writes for good, where a drive serves later reads of
+//     them from its cache until the crash;
+// Torn stripes may share whatever the log's room they like: with the
+// batched log (format 3) a log's room is reused only once the writes it
+// protects are durable, so the torn writes of a stop keep their entries.
+// (With the version 2 log, a slot per stripe freed when its write completed,
+// --seed 1 --episode 5 failed: two torn stripes sharing a slot, the first
+// was left torn with no whole entry set. --reuse-slots, which lifted the
+// one-torn-stripe-per-slot rule then, is accepted and now always so.)
 // A member may be lost with any stop, on every level, also while others
 // are missing (up to redundancy). That found a hole, now closed: with
 // m >= 2 the columns the lost member was being written in kept their torn
@@ -91,7 +91,7 @@ struct Options {
   double seconds = 0;
   bool no_guard = false;
   // Lift one rule the guard's coverage needs (docs/ON-DISK.md): some seeds fail.
-  bool reuse_slots = false;        // torn writes may share log slots
+  bool reuse_slots = true;         // torn writes may share log room (always, with the batched log)
   bool lose_any = true;            // a member lost with any stop, up to redundancy (else RAID 5 only, none missing)
   bool fail_in_resync = false;     // a member fails during the resync after a stop with none missing
   std::string trace_path;
@@ -291,17 +291,15 @@ class Episode {
   // stop. Their blocks may read old or new afterwards.
   void torn_writes() {
     const uint32_t n = 1 + uint32_t(rng_() % 6);
-    std::set<uint64_t> torn_slots;  // of the stripes torn so far (no guard, --reuse-slots: the stripes)
+    std::set<uint64_t> torn_stripes;  // one torn write per stripe (see the header)
     for (uint32_t i = 0; i < n && ok(); i++) {
       auto [off, len] = pick_range();
-      // One torn stripe per log slot (see the header), the stripes of one
-      // write included: they take a slot they share in turn.
-      std::set<uint64_t> slots = torn_slots;
+      std::set<uint64_t> stripes = torn_stripes;
       bool shared = false;
       for (uint64_t st = off / stripe_bytes(); st <= (off + len - 1) / stripe_bytes(); st++)
-        shared |= !slots.insert(slot(st)).second;
+        shared |= !stripes.insert(st).second;
       if (shared) continue;
-      torn_slots = std::move(slots);
+      torn_stripes = std::move(stripes);
       uint64_t torn = 0;
       for (uint32_t m : present())
         if (rng_() % 2) torn |= 1ull << m;
@@ -392,11 +390,6 @@ class Episode {
     lost_ = 0;
   }
 
-  // The log slot of a stripe's entries (the stripe itself without the guard, or with --reuse-slots).
-  uint64_t slot(uint64_t stripe) {
-    return vol().ppl && !opt_.reuse_slots ? vol().ppl->layout().slot_of(stripe) : stripe;
-  }
-
   // For a failure message: the torn writes of the last stop in `stripe`.
   std::string torn_in_stripe(uint64_t stripe) {
     std::string t;
@@ -452,7 +445,6 @@ std::vector<std::string> replay_args(const Options& o, uint32_t i, uint64_t s) {
   std::vector<std::string> v = {"--seed", std::to_string(s - i), "--episode", std::to_string(i), "--stops",
                                 std::to_string(o.stops), "--ops", std::to_string(o.ops)};
   if (o.no_guard) v.push_back("--no-guard");
-  if (o.reuse_slots) v.push_back("--reuse-slots");
   if (o.lose_any) v.push_back("--lose-any");
   if (o.fail_in_resync) v.push_back("--fail-in-resync");
   return v;
@@ -465,7 +457,7 @@ const char* kUsage =
     "  --ops N       requests between two stops (default 400)\n"
     "  --seconds S   repeat rounds of the episodes (new seeds) until S seconds have passed\n"
     "  --no-guard    groups without the write-hole guard, forced to start: must fail (the write hole)\n"
-    "  --reuse-slots        the torn writes of a stop may share log slots\n"
+    "  --reuse-slots        accepted, always so: torn writes may share log room\n"
     "  --lose-any           a member may be lost with a stop on any level, also while others are missing (default)\n"
     "  --fail-in-resync     every failure right after a stop, during its resync (default: half)\n"
     "    (these three lift rules the write-hole guard needs: some seeds fail today, see the header)\n"

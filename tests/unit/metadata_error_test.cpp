@@ -303,8 +303,10 @@ TEST(MetadataErrors, ReplaceRefusedWhenTheNewDriveCannotTakeTheSuperblock) {
   img.write_all(rig, g->volume());
   ASSERT_TRUE(g->fail_member(1, &err));
   auto fresh = rig.open(4);
-  // Probed (two superblock reads), takes its bitmap (a write and a flush), not its superblock.
-  fresh->faults().arm_after(4, FaultInjector::kFailSyncWrites);
+  // Probed (two superblock reads), its write-hole log wiped (the area is
+  // under 1 MiB here: a write and a flush), takes its bitmap (a write and a
+  // flush), not its superblock.
+  fresh->faults().arm_after(6, FaultInjector::kFailSyncWrites);
   EXPECT_FALSE(g->replace_member(1, std::move(fresh), false, &err));
   EXPECT_NE(err.find("member 1"), std::string::npos) << err;
   EXPECT_EQ(g->state(), GroupState::Degraded);

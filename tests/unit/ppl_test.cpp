@@ -6,6 +6,7 @@
 // written reads back, those of the missing members included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -21,6 +22,35 @@ using namespace gpuraid::test;
 namespace {
 
 GroupConfig config(Level l, uint32_t parity = 0) { return test_group_config(l, parity, 65536, "dg-ppl"); }
+
+// A batch piece in a member's log area (format 3), as replay finds it.
+struct FoundPiece {
+  uint64_t off;  // member byte offset of its header
+  PplBatchHeader h;
+  std::vector<PplEntry> entries;
+};
+std::vector<FoundPiece> pieces_on(GroupRig& rig, uint32_t member, const PplLayout& l, uint32_t strip) {
+  std::vector<FoundPiece> out;
+  const std::vector<uint8_t> area = rig.raw_read(member, l.offset, l.bytes());
+  for (size_t o = 0; o + 4096 <= area.size(); o += 4096) {
+    FoundPiece f;
+    f.off = l.offset + o;
+    if (decode_ppl_batch_header(area.data() + o, area.size() - o, strip, &f.h, &f.entries, nullptr))
+      out.push_back(std::move(f));
+  }
+  return out;
+}
+// The newest piece on `member` with an entry for `stripe` (nullptr: none).
+const FoundPiece* newest_with(const std::vector<FoundPiece>& ps, uint64_t stripe, const PplEntry** entry = nullptr) {
+  const FoundPiece* best = nullptr;
+  for (const FoundPiece& p : ps)
+    for (const PplEntry& e : p.entries)
+      if (e.stripe == stripe && (!best || p.h.seq > best->h.seq)) {
+        best = &p;
+        if (entry) *entry = &e;
+      }
+  return best;
+}
 
 struct Case {
   const char* name;
@@ -220,8 +250,7 @@ void run_half_logged(Level l, uint32_t drives, uint32_t subgroups) {
   ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, len, img.buf.data() + off));
   const uint32_t qm = role_member(geo, stripe, k + 1);
   const PplLayout pl = v.ppl->layout();
-  const uint64_t slot = pl.slot_offset(pl.slot_of(stripe));
-  const std::vector<uint8_t> q_entry = rig.raw_read(qm, slot, pl.slot_bytes);
+  const uint64_t first_seq = newest_with(pieces_on(rig, qm, pl, geo.strip_bytes), stripe)->h.seq;
   // The second, to the same blocks: only its log entries land ...
   const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + len);
   fill_random(img.buf.data() + off, len, 6);
@@ -230,8 +259,14 @@ void run_half_logged(Level l, uint32_t drives, uint32_t subgroups) {
   ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, len, img.buf.data() + off));
   for (uint32_t m = 0; m < geo.members; m++) v.member(m)->faults().clear();
   g.reset();  // crash
-  // ... and not the Q member's.
-  rig.raw_write(qm, slot, q_entry.data(), q_entry.size());
+  // ... and not the Q member's: its piece (the newest with the stripe) is
+  // wiped, the first write's is still there.
+  const std::vector<FoundPiece> qp = pieces_on(rig, qm, pl, geo.strip_bytes);
+  const FoundPiece* second = newest_with(qp, stripe);
+  ASSERT_TRUE(second && second->h.seq > first_seq) << "the second write's entry was not logged on the Q member";
+  const std::vector<uint8_t> zero(second->h.header_bytes, 0);
+  rig.raw_write(qm, second->off, zero.data(), zero.size());
+  ASSERT_EQ(newest_with(pieces_on(rig, qm, pl, geo.strip_bytes), stripe)->h.seq, first_seq);
   std::vector<std::unique_ptr<Drive>> present;
   for (uint32_t i = 0; i < drives; i++)
     if (!(lost >> i & 1)) present.push_back(rig.open(i));
@@ -257,8 +292,9 @@ void run_half_logged(Level l, uint32_t drives, uint32_t subgroups) {
 TEST(WriteHoleGuard, Raid6EntryOnPNotOnQ) { run_half_logged(Level::R6, 6, 0); }
 TEST(WriteHoleGuard, Raid60EntryOnPNotOnQ) { run_half_logged(Level::R60, 8, 2); }
 
-// RAID 50/60 groups are made with the guard (version 2, the log after the
-// member data of every member) and keep it across a restart.
+// RAID 50/60 groups are made with the guard (the log after the member data
+// of every member, batched: superblock version 3) and keep it across a
+// restart.
 TEST(WriteHoleGuard, Raid50And60GroupsHaveItAcrossARestart) {
   for (Level l : {Level::R50, Level::R60}) {
     SCOPED_TRACE(level_name(l));
@@ -275,7 +311,8 @@ TEST(WriteHoleGuard, Raid50And60GroupsHaveItAcrossARestart) {
     for (uint32_t m = 0; m < 8; m++) {
       Superblock sb;
       ASSERT_EQ(decode_superblock(rig.raw_read(m, 0, 4096).data(), &sb), DecodeResult::Ok);
-      EXPECT_EQ(sb.version, 2u);
+      EXPECT_EQ(sb.version, 3u);
+      EXPECT_EQ(sb.ppl_format, 3u);
       EXPECT_EQ(sb.subgroups, 2u);
       EXPECT_TRUE(sb.flags & kFlagWriteHoleGuard);
       EXPECT_EQ(sb.member_data_bytes, data);
@@ -313,28 +350,15 @@ TEST(WriteHoleGuard, OffKeepsTheForcedStartAndVersion1) {
 
 namespace {
 
-// Two stripes whose log slots collide on member `m` (it holds parity for both).
-bool colliding_stripes(const Geometry& geo, const PplLayout& l, uint64_t* a, uint64_t* b) {
-  const uint32_t k = geo.data_strips();
-  for (uint64_t s = 0; s < geo.stripes(); s++)
-    for (uint64_t t = s + 1; t < geo.stripes() && t < s + 4096; t++)
-      if (l.slot_of(s) == l.slot_of(t) && role_member(geo, s, k) == role_member(geo, t, k)) {
-        *a = s;
-        *b = t;
-        return true;
-      }
-  return false;
-}
-
 struct Pending {
   IoRequest q;
   bool done = false;
 };
 
-void submit_write(Volume& v, Reactor& r, Pending& p, uint64_t off, uint8_t* buf) {
+void submit_write(Volume& v, Reactor& r, Pending& p, uint64_t off, uint64_t len, uint8_t* buf) {
   p.q.op = IoRequest::Write;
   p.q.offset = off;
-  p.q.length = 4096;
+  p.q.length = len;
   p.q.buf = buf;
   p.q.ctx = &p.done;
   p.q.done = [](IoRequest* x) { *static_cast<bool*>(x->ctx) = true; };
@@ -343,43 +367,70 @@ void submit_write(Volume& v, Reactor& r, Pending& p, uint64_t off, uint8_t* buf)
 
 }  // namespace
 
-// A write whose log slot another stripe's write holds waits in the slot's
-// queue and is resumed once when it frees, instead of trying again every
-// reactor turn (which burnt a core under load).
-TEST(WriteHoleGuard, BusySlotQueuesInsteadOfPolling) {
-  GroupRig rig(4);
+// The writes of one reactor turn share one batch: one piece (one log write)
+// per parity member for all of them, not one per write.
+TEST(WriteHoleGuard, OneTurnsWritesShareABatch) {
+  GroupRig rig(5);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 5, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  const Geometry geo = v.geometry();
+  constexpr int kWrites = 32;
+  AlignedBuf buf(kWrites * 4096);
+  fill_random(buf.data(), buf.size(), 3);
+  std::vector<Pending> p(kWrites);
+  for (int i = 0; i < kWrites; i++)  // 4 KiB into 32 stripes: read-modify-writes
+    submit_write(v, rig.reactor(), p[i], uint64_t(i) * geo.stripe_data_bytes(), 4096, buf.data() + i * 4096);
+  ASSERT_TRUE(rig.wait([&] { return std::all_of(p.begin(), p.end(), [](const Pending& x) { return x.done; }); }, 30));
+  for (const Pending& x : p) EXPECT_EQ(x.q.result, 0);
+  EXPECT_EQ(v.ppl->logged_writes(), uint64_t(kWrites));
+  EXPECT_LE(v.ppl->batches(), 4u) << "writes submitted together were logged one batch each";
+  for (int i = 0; i < kWrites; i++) {
+    AlignedBuf got(4096);
+    ASSERT_EQ(0, rig.io(v, IoRequest::Read, uint64_t(i) * geo.stripe_data_bytes(), 4096, got.data()));
+    ASSERT_EQ(0, memcmp(got.data(), buf.data() + i * 4096, 4096)) << "write " << i;
+  }
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// A ring too small for the writes in flight: a batch waits for room (queued,
+// nothing polls), the writes already logged go out, a flush round makes
+// them durable (file drives: volatile caches), their room is reused, and
+// every write completes with its data.
+TEST(WriteHoleGuard, FullRingWaitsForAFlushThenGoesOn) {
+  GroupRig rig(4, 8u << 20);  // small members: the smallest log (16 slots)
   std::string err;
   auto g = rig.create(config(Level::R5), 0, 4, &err);
   ASSERT_TRUE(g) << err;
   Volume& v = g->volume();
-  ASSERT_NE(v.ppl, nullptr);
   const Geometry geo = v.geometry();
-  uint64_t a = 0, b = 0;
-  ASSERT_TRUE(colliding_stripes(geo, v.ppl->layout(), &a, &b));
-  const uint32_t pm = role_member(geo, a, geo.data_strips());
-  AlignedBuf buf(8192);
-  fill_random(buf.data(), 8192, 7);
-  // The first write's I/O to the shared parity member is slow: the second
-  // write finds the slot held for about 0.1 s, many reactor turns.
-  v.member(pm)->faults().set_latency_us(50000);
-  Pending pa, pb;
-  submit_write(v, rig.reactor(), pa, a * geo.stripe_data_bytes(), buf.data());
-  submit_write(v, rig.reactor(), pb, b * geo.stripe_data_bytes(), buf.data() + 4096);
-  ASSERT_TRUE(rig.wait([&] { return pa.done && pb.done; }, 30)) << "writes to stripes " << a << " and " << b;
-  v.member(pm)->faults().clear();
-  EXPECT_EQ(0, pa.q.result);
-  EXPECT_EQ(0, pb.q.result);
-  EXPECT_GE(v.ppl->waits(), 1u) << "the second write should have found the slot held";
-  EXPECT_LE(v.ppl->waits(), 2u) << "a queued write is tried again once per release, not every turn";
-  AlignedBuf got(4096);
-  ASSERT_EQ(0, rig.io(v, IoRequest::Read, b * geo.stripe_data_bytes(), 4096, got.data()));
-  EXPECT_EQ(0, memcmp(got.data(), buf.data() + 4096, 4096));
+  ASSERT_TRUE(v.member(0)->volatile_cache()) << "file drives may cache writes";
+  const uint64_t stripes = std::min<uint64_t>(geo.stripes(), 48);
+  const uint32_t len = 60 * 1024;  // within strip 0 of each stripe: a 60 KiB partial parity each
+  AlignedBuf buf(stripes * len);
+  fill_random(buf.data(), buf.size(), 9);
+  for (int round = 0; round < 3; round++) {
+    std::vector<Pending> p(stripes);
+    for (uint64_t i = 0; i < stripes; i++)
+      submit_write(v, rig.reactor(), p[i], i * geo.stripe_data_bytes() + 4096, len, buf.data() + i * len);
+    ASSERT_TRUE(rig.wait([&] { return std::all_of(p.begin(), p.end(), [](const Pending& x) { return x.done; }); }, 60))
+        << "writes stuck with the ring full (round " << round << ")";
+    for (const Pending& x : p) ASSERT_EQ(x.q.result, 0);
+  }
+  EXPECT_GE(v.ppl->waits(), 1u) << "no batch found the ring full: the test does not test it";
+  EXPECT_GE(v.ppl->flush_rounds(), 1u);
+  for (uint64_t i = 0; i < stripes; i++) {
+    AlignedBuf got(len);
+    ASSERT_EQ(0, rig.io(v, IoRequest::Read, i * geo.stripe_data_bytes() + 4096, len, got.data()));
+    ASSERT_EQ(0, memcmp(got.data(), buf.data() + i * len, len)) << "stripe " << i;
+  }
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
-// A full-stripe write leaves nothing old in the stripe: its entry is the
-// header alone (kPplZeroPayload), one 4 KiB write instead of 4 KiB + strip.
-// Replay takes the partial parity as zero.
+// A full-stripe write leaves nothing old in the stripe: its entry has no
+// payload (kPplZeroPayload), the piece is its header alone. Replay takes the
+// partial parity as zero.
 TEST(WriteHoleGuard, FullStripeEntryIsHeaderOnly) {
   GroupRig rig(4);
   std::string err;
@@ -389,20 +440,263 @@ TEST(WriteHoleGuard, FullStripeEntryIsHeaderOnly) {
   const Geometry geo = v.geometry();
   const uint64_t stripe = 3;
   const uint32_t pm = role_member(geo, stripe, geo.data_strips());
-  const PplLayout l = v.ppl->layout();
-  const uint64_t payload = l.slot_offset(l.slot_of(stripe)) + kPplHeaderBytes;
-  const std::vector<uint8_t> mark(geo.strip_bytes, 0xa5);
-  rig.raw_write(pm, payload, mark.data(), mark.size());
   AlignedBuf buf(geo.stripe_data_bytes());
   fill_random(buf.data(), buf.size(), 11);
   ASSERT_EQ(0, rig.io(v, IoRequest::Write, stripe * geo.stripe_data_bytes(), buf.size(), buf.data()));
-  const auto hdr = rig.raw_read(pm, payload - kPplHeaderBytes, kPplHeaderBytes);
-  PplEntry e;
-  ASSERT_TRUE(decode_ppl_header(hdr.data(), geo.strip_bytes, &e));
-  EXPECT_EQ(e.stripe, stripe);
-  EXPECT_TRUE(e.flags & kPplZeroPayload);
-  EXPECT_EQ(rig.raw_read(pm, payload, mark.size()), mark) << "a full-stripe write's entry has no payload";
+  const PplEntry* e = nullptr;
+  const std::vector<FoundPiece> ps = pieces_on(rig, pm, v.ppl->layout(), geo.strip_bytes);
+  const FoundPiece* p = newest_with(ps, stripe, &e);
+  ASSERT_TRUE(p && e);
+  EXPECT_TRUE(e->flags & kPplZeroPayload);
+  EXPECT_EQ(p->h.total_bytes, p->h.header_bytes) << "a full-stripe write's piece has no payload";
   ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// Entries an earlier run left in the ring are not this run's: after an
+// unclean stop, replay takes only entries at or above the run's floor (the
+// superblock's ppl_seq_floor). Here the stripe's entry of the earlier run is
+// still on disk and its newer write's entry is gone (as when its room was
+// reused): applying the old one would make the parity lie about the data.
+TEST(WriteHoleGuard, AnEarlierRunsEntriesAreIgnored) {
+  GroupRig rig(4);
+  std::string err, note;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const uint64_t stripe = 6, off = stripe * geo.stripe_data_bytes() + 8192;  // data role 0
+  Image img(16 * geo.stripe_data_bytes());
+  img.write_all(rig, g->volume());
+  // Run 1: other stripes first, so that the stripe's entry sits further in the ring.
+  for (uint64_t s = 0; s < 4; s++) ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, s * geo.stripe_data_bytes(), 4096, img.buf.data() + s * geo.stripe_data_bytes()));
+  fill_random(img.buf.data() + off, 4096, 21);
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, 4096, img.buf.data() + off));
+  g.reset();  // unclean stop
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  Superblock sb;
+  ASSERT_EQ(decode_superblock(rig.raw_read(0, 0, 4096).data(), &sb), DecodeResult::Ok);
+  EXPECT_EQ(sb.ppl_seq_floor, g->volume().ppl->first_seq()) << "the floor is persisted before the run writes";
+  // Run 2: another strip of the stripe written (run 1's partial parity
+  // holds its old bytes), durably; its entry then lost.
+  const uint64_t off2 = off + 2 * uint64_t(geo.strip_bytes);  // data role 2
+  fill_random(img.buf.data() + off2, 4096, 22);
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off2, 4096, img.buf.data() + off2));
+  const uint32_t pm = role_member(geo, stripe, geo.data_strips());
+  const PplLayout pl = g->volume().ppl->layout();
+  const std::vector<FoundPiece> now = pieces_on(rig, pm, pl, geo.strip_bytes);
+  const FoundPiece* run2 = newest_with(now, stripe);
+  ASSERT_TRUE(run2 && run2->h.seq >= sb.ppl_seq_floor);
+  const uint64_t run2_at = run2->off;
+  const uint32_t run2_bytes = run2->h.header_bytes;
+  g.reset();  // unclean stop, the stripe's region dirty
+  const std::vector<uint8_t> zero(run2_bytes, 0);
+  rig.raw_write(pm, run2_at, zero.data(), zero.size());
+  const std::vector<FoundPiece> after = pieces_on(rig, pm, pl, geo.strip_bytes);
+  const FoundPiece* left = newest_with(after, stripe);
+  ASSERT_TRUE(left && left->h.seq < sb.ppl_seq_floor) << "run 1's entry should still be in the ring";
+  // A member other than the written one and the parity missing: its strip
+  // of the stripe is rebuilt from the parity, which replay must leave alone.
+  const uint32_t other = role_member(geo, stripe, 1);
+  std::vector<std::unique_ptr<Drive>> present;
+  for (uint32_t i = 0; i < 4; i++)
+    if (i != other) present.push_back(rig.open(i));
+  g = rig.assemble(std::move(present), &note, &err);
+  ASSERT_TRUE(g) << err;
+  AlignedBuf got(geo.stripe_data_bytes());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, stripe * geo.stripe_data_bytes(), got.size(), got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + stripe * geo.stripe_data_bytes(), got.size()))
+      << "the missing member's strip was rebuilt from parity an earlier run's entry rewrote";
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// A piece that runs past the log area's end goes on at its start (the ring
+// is used without gaps): such a piece of a torn write is found and replayed.
+TEST(WriteHoleGuard, APieceOverTheRingsEndIsReplayed) {
+  GroupRig rig(4);
+  std::string err, note;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const PplLayout pl = g->volume().ppl->layout();
+  const uint32_t k = geo.data_strips();
+  Image img(16 * geo.stripe_data_bytes());
+  img.write_all(rig, g->volume());
+  // 8 KiB read-modify-writes of data role 0 in stripes with one parity
+  // member: 12 KiB pieces (a header and 8 KiB) one after another on it,
+  // until the next would cross the area's end.
+  const uint64_t stripe = 4;  // stripes 0, 4, 8, 12 share a parity member
+  const uint32_t pm = role_member(geo, stripe, k), lost = role_member(geo, stripe, 0);
+  auto head = [&] {  // where the newest piece on pm ends
+    uint64_t best_seq = 0, end = 0;
+    for (const FoundPiece& p : pieces_on(rig, pm, pl, geo.strip_bytes))
+      if (p.h.seq > best_seq) best_seq = p.h.seq, end = (p.off - pl.offset + p.h.total_bytes) % pl.bytes();
+    return end;
+  };
+  for (int i = 0; pl.bytes() - head() >= 12288 || head() < 12288; i++) {
+    ASSERT_LT(i, 1000) << "the ring never came near its end";
+    const uint64_t s = 4 * (i % 4), off = s * geo.stripe_data_bytes() + 16384;
+    fill_random(img.buf.data() + off, 8192, 100 + i);
+    ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, 8192, img.buf.data() + off));
+  }
+  // The torn write, over data roles 1 and 2: role 1's write dropped, role
+  // 2's and the parity's land; its piece crosses the area's end. The
+  // stripe's older entry (role 0's write) is whole too: replaying it instead
+  // would leave the parity lying about role 2's new bytes.
+  const uint64_t so = stripe * geo.stripe_data_bytes();
+  const uint64_t off = so + 2 * uint64_t(geo.strip_bytes) - 4096;
+  const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + 8192);
+  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, {{off, 8192}}, {g->volume().member(role_member(geo, stripe, 1))}));
+  bool crossed = false;
+  for (const FoundPiece& p : pieces_on(rig, pm, pl, geo.strip_bytes))
+    for (const PplEntry& e : p.entries)
+      if (e.stripe == stripe && e.ranges[1].b > 0 && p.off - pl.offset + p.h.total_bytes > pl.bytes()) crossed = true;
+  ASSERT_TRUE(crossed) << "the torn write's piece did not cross the area's end";
+  std::vector<std::unique_ptr<Drive>> present;
+  for (uint32_t i = 0; i < 4; i++)
+    if (i != lost) present.push_back(rig.open(i));
+  g = rig.assemble(std::move(present), &note, &err);
+  ASSERT_TRUE(g) << err;
+  AlignedBuf got(geo.stripe_data_bytes());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, so, got.size(), got.data()));
+  for (uint64_t b = 0; b < got.size(); b += 4096) {
+    if (so + b >= off && so + b < off + 8192) {
+      const bool is_new = memcmp(got.data() + b, img.buf.data() + so + b, 4096) == 0;
+      const bool is_old = memcmp(got.data() + b, before.data() + (so + b - off), 4096) == 0;
+      EXPECT_TRUE(is_new || is_old) << "block " << b << " of the torn write";
+    } else {
+      EXPECT_EQ(0, memcmp(got.data() + b, img.buf.data() + so + b, 4096))
+          << "block " << b << " (the missing member's, rebuilt from parity) was not being written";
+    }
+  }
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// A group an older gpuraid made (superblock version 2, a log slot per
+// stripe) whose stop tore a stripe while a member was missing: its version 2
+// entry is replayed, and the group goes on with the batched log.
+TEST(WriteHoleGuard, AVersion2LogIsReplayed) {
+  GroupRig rig(4);
+  std::string err, note;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const PplLayout pl = g->volume().ppl->layout();
+  const uint32_t k = geo.data_strips();
+  Image img(16 * geo.stripe_data_bytes());
+  img.write_all(rig, g->volume());
+  const uint64_t stripe = 5;
+  // The stripe's data role 0 is written (the new data lands), its parity is not.
+  const uint64_t off = stripe * geo.stripe_data_bytes();
+  const uint32_t d0 = role_member(geo, stripe, 0), pm = role_member(geo, stripe, k), lost = role_member(geo, stripe, 1);
+  std::vector<uint8_t> old_d0(img.buf.data() + off, img.buf.data() + off + geo.strip_bytes);
+  fill_random(img.buf.data() + off, geo.strip_bytes, 31);
+  g->volume().member(pm)->faults().arm(FaultInjector::kDropPlainWrites);
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, geo.strip_bytes, img.buf.data() + off));
+  g->volume().member(pm)->faults().clear();
+  g.reset();  // crash, the region dirty
+  // What an older gpuraid had on disk: version 2 superblocks, and in the
+  // stripe's slot on the parity member its entry: pp = P(new) + D0(new)
+  // = D1 + D2 (row 0 over the stripe as the write left it, data role 0 out).
+  for (uint32_t m = 0; m < 4; m++) {
+    for (uint64_t copy : {uint64_t(0), uint64_t(kSuperblockBytes)}) {
+      Superblock sb;
+      ASSERT_EQ(decode_superblock(rig.raw_read(m, copy, kSuperblockBytes).data(), &sb), DecodeResult::Ok);
+      sb.version = 2;
+      sb.ppl_format = 0;
+      sb.ppl_seq_floor = 0;
+      std::vector<uint8_t> raw(kSuperblockBytes);
+      encode_superblock(sb, raw.data());
+      rig.raw_write(m, copy, raw.data(), raw.size());
+    }
+    const std::vector<uint8_t> zero(pl.bytes(), 0);
+    rig.raw_write(m, pl.offset, zero.data(), zero.size());  // no batched pieces
+  }
+  std::vector<uint8_t> pp(geo.strip_bytes, 0);
+  for (uint32_t role = 1; role < k; role++)
+    for (uint32_t b = 0; b < geo.strip_bytes; b++)
+      pp[b] ^= img.buf.data()[off + uint64_t(role) * geo.strip_bytes + b];
+  PplEntry e;
+  {
+    Superblock sb;
+    ASSERT_EQ(decode_superblock(rig.raw_read(0, 0, kSuperblockBytes).data(), &sb), DecodeResult::Ok);
+    e.group = sb.group_uuid;
+  }
+  e.seq = 1;
+  e.stripe = stripe;
+  e.c0 = 0;
+  e.c1 = geo.strip_bytes;
+  e.row = 0;
+  e.k = k;
+  e.flags = kPplWriteSeq;
+  e.ranges[0] = StripRange{0, geo.strip_bytes};
+  e.payload_crc = ppl_crc(pp.data(), pp.size());
+  std::vector<uint8_t> hdr(kPplHeaderBytes);
+  encode_ppl_header(e, hdr.data());
+  rig.raw_write(pm, pl.slot_offset(pl.slot_of(stripe)), hdr.data(), hdr.size());
+  rig.raw_write(pm, pl.slot_offset(pl.slot_of(stripe)) + kPplHeaderBytes, pp.data(), pp.size());
+  (void)old_d0;
+  // Started with the member holding data role 1 missing: replay makes the
+  // parity match the new D0, so D1 (rebuilt from it) reads as written.
+  std::vector<std::unique_ptr<Drive>> present;
+  for (uint32_t i = 0; i < 4; i++)
+    if (i != lost) present.push_back(rig.open(i));
+  g = rig.assemble(std::move(present), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("write-hole log"), std::string::npos) << note;
+  AlignedBuf got(geo.stripe_data_bytes());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, off, got.size(), got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off, got.size())) << "the version 2 entry was not replayed";
+  Superblock now;
+  ASSERT_EQ(decode_superblock(rig.raw_read(d0, 0, kSuperblockBytes).data(), &now), DecodeResult::Ok);
+  EXPECT_EQ(now.ppl_format, 3u) << "the group goes on with the batched log";
+  EXPECT_EQ(now.version, 3u);
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// Batch headers (format 3): what is encoded decodes, the crc covers every
+// byte in use, and headers too long for the bytes at hand say how many they need.
+TEST(WriteHoleGuard, BatchHeaderFormat) {
+  PplBatchHeader h;
+  h.group[3] = 9;
+  h.seq = 77;
+  h.k = 5;
+  h.entries = 3;
+  h.header_bytes = ppl_batch_header_bytes(3, 5);
+  EXPECT_EQ(h.header_bytes, 4096u);
+  EXPECT_EQ(ppl_batch_header_bytes(200, 63), 110592u) << "long headers take more blocks (64 + 200 x 536 + 4 bytes)";
+  h.total_bytes = h.header_bytes + 2 * 8192;
+  std::vector<PplEntry> e(3);
+  for (uint32_t i = 0; i < 3; i++) {
+    e[i].stripe = 100 + i;
+    e[i].c0 = 0;
+    e[i].c1 = 8192;
+    e[i].row = i % 2;
+    e[i].flags = i == 2 ? kPplZeroPayload | kPplWriteSeq : kPplWriteSeq;
+    e[i].payload_crc = 0xabc0 + i;
+    e[i].payload_off = i == 2 ? h.header_bytes : h.header_bytes + 8192 * i;
+    e[i].ranges[i] = StripRange{0, 8192};
+  }
+  std::vector<uint8_t> buf(h.header_bytes, 0xcc);
+  encode_ppl_batch_header(h, e.data(), buf.data());
+  PplBatchHeader d;
+  std::vector<PplEntry> got;
+  size_t need = 0;
+  ASSERT_TRUE(decode_ppl_batch_header(buf.data(), buf.size(), 65536, &d, &got, &need));
+  EXPECT_EQ(d.seq, 77u);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[1].stripe, 101u);
+  EXPECT_EQ(got[1].payload_off, h.header_bytes + 8192);
+  EXPECT_EQ(got[2].flags & kPplZeroPayload, kPplZeroPayload);
+  EXPECT_EQ(got[0].seq, 77u) << "entries carry the batch's seq";
+  for (size_t at : {size_t(9), size_t(30), size_t(64 + 3), size_t(64 + 2 * (32 + 40) + 36)}) {
+    std::vector<uint8_t> bad = buf;
+    bad[at] ^= 0x40;
+    EXPECT_FALSE(decode_ppl_batch_header(bad.data(), bad.size(), 65536, &d, &got, &need)) << "byte " << at;
+  }
+  EXPECT_FALSE(decode_ppl_batch_header(buf.data(), 64, 65536, &d, &got, &need));
+  EXPECT_EQ(need, h.header_bytes) << "a header cut short says how long it is";
+  std::vector<uint8_t> v2(kPplHeaderBytes, 0);
+  EXPECT_FALSE(is_ppl_batch_header(v2.data()));
 }
 
 // Entry headers: GPRPPL02's crc covers the bytes in use (magic .. ranges),

@@ -111,3 +111,36 @@ TEST(Superblock, RoundTripSubgroupsWithTheGuard) {
   EXPECT_EQ(back.ppl_slot_bytes, sb.ppl_slot_bytes);
   EXPECT_EQ(back.ppl_slots, 16u);
 }
+
+// Version 3: the batched write-hole log's format and replay floor at 224
+// and 232. A version 2 superblock (an older gpuraid's) reads as format 0,
+// the slot log; a format this build does not know is malformed.
+TEST(Superblock, Version3CarriesTheLogFormatAndFloor) {
+  Superblock sb = sample(), back;
+  sb.version = 2;
+  sb.flags |= kFlagWriteHoleGuard;
+  sb.ppl_offset = sb.data_offset + sb.member_data_bytes;
+  sb.ppl_slot_bytes = 4096 + sb.strip_bytes;
+  sb.ppl_slots = 16;
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  EXPECT_EQ(buf[8], 2) << "no batched log: written as version 2, as before";
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_EQ(back.ppl_format, 0u);
+  sb.ppl_format = 3;
+  sb.ppl_seq_floor = (7ull << 40) + 1;
+  encode_superblock(sb, buf);
+  EXPECT_EQ(buf[8], 3);
+  EXPECT_EQ(buf[224], 3);
+  uint64_t floor = 0;
+  memcpy(&floor, buf + 232, 8);
+  EXPECT_EQ(floor, sb.ppl_seq_floor);
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_EQ(back.version, 3u);
+  EXPECT_EQ(back.ppl_format, 3u);
+  EXPECT_EQ(back.ppl_seq_floor, sb.ppl_seq_floor);
+  EXPECT_EQ(back.ppl_log().format, 3u);
+  sb.ppl_format = 4;  // a format no gpuraid has written
+  encode_superblock(sb, buf);
+  EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::Malformed);
+}
