@@ -76,18 +76,17 @@ int main(int argc, char** argv) {
   app.add_flag("--no-fill", o.no_fill, "skip writing the drives once before measuring");
   auto* raw = app.add_flag("--raw", o.raw, "run on the member drives without RAID");
   app.add_flag("--compare", o.compare, "run raw and RAID in one invocation and print ratios")->excludes(raw);
-  auto* guard_compare = app.add_flag("--guard-compare", o.guard_compare,
-                                     "RAID without and with the write-hole guard (its partial parity log) in one "
-                                     "invocation, and their ratio")
-                            ->excludes(raw);
-  app.add_flag("--write-hole-guard", o.write_hole_guard,
-               "measure RAID with the write-hole guard on, in every state (a drive group's default; off here by "
-               "default, as md without PPL)")
-      ->excludes(raw)
-      ->excludes(guard_compare);
-  app.add_flag("--write-intent", o.write_intent,
-               "RAID writes take the write-intent bitmap, as a drive group's do (every daemon write pays for it; "
-               "off here by default; the rebuilding state's group always has it)")
+  app.add_flag("--guard-compare", o.guard_compare,
+               "RAID as a drive group writes (the write-hole guard and the write-intent bitmap on) against RAID "
+               "with neither, in one invocation (alternated), and their ratio")
+      ->excludes(raw);
+  app.add_flag("--write-hole-guard,!--no-write-hole-guard", o.write_hole_guard,
+               "RAID 5/6/ec writes log their partial parity first, as a drive group's do (on by default; "
+               "--no-write-hole-guard measures without it, as md without PPL)")
+      ->excludes(raw);
+  app.add_flag("--write-intent,!--no-write-intent", o.write_intent,
+               "RAID writes take the write-intent bitmap, as a drive group's do (on by default; the rebuilding "
+               "state's group always has it)")
       ->excludes(raw);
   app.add_flag("--json", o.as_json, "print one JSON object");
   app.add_flag("--force", o.force, "allow writing to block devices (destroys their data)");
@@ -189,12 +188,16 @@ int main(int argc, char** argv) {
     cleanup();
     return fail_usage(err);
   }
-  // --guard-compare, --write-hole-guard: the guard's log after the member
-  // data, as a group puts it.
-  const bool want_ppl = o.guard_compare || o.write_hole_guard;
+  // What a drive group does (gpuraidd's defaults): the write-hole guard on
+  // parity levels, its log after the member data as a group puts it; the
+  // write-intent bitmap wherever there is redundancy to resync.
+  const bool guard = o.write_hole_guard && g.has_parity();
+  const bool bitmap = o.write_intent && (g.has_parity() || g.is_mirror());
+  if (o.guard_compare && !guard && !bitmap)
+    return fail_usage("--guard-compare: nothing to compare (neither the write-hole guard nor the bitmap is on for " +
+                      std::string(level_name(g.level)) + " with these flags)");
   PplLayout ppl_layout;
-  if (want_ppl) {
-    if (!g.has_parity()) return fail_usage("the write-hole guard needs a parity level (5, 6, ec)");
+  if (guard) {
     ppl_layout = PplLayout::for_new_group(g.strip_bytes, g.member_data_bytes, 0);
     if (!Geometry::make(g.level, g.members, g.level == Level::EC ? g.parity : 0, g.strip_bytes,
                         (g.member_data_bytes - ppl_layout.bytes()) / g.strip_bytes * g.strip_bytes, &g, &err))
@@ -207,13 +210,18 @@ int main(int argc, char** argv) {
     return fail_usage(err);
   }
   std::unique_ptr<PplLog> ppl;
-  if (want_ppl) ppl = std::make_unique<PplLog>(*vol, ppl_layout, std::array<uint8_t, 16>{1}, 1);
-  if (o.write_hole_guard) vol->ppl = ppl.get();
+  if (guard) ppl = std::make_unique<PplLog>(*vol, ppl_layout, std::array<uint8_t, 16>{1}, 1);
   BenchWriteIntent wi;
-  if (o.write_intent && !wi.attach(*engine, *vol, &err)) {
+  if (bitmap && !wi.attach(*engine, *vol, &err)) {
     cleanup();
     return fail_usage(err);
   }
+  // Between runs nothing is in flight: the guard and bitmap may be switched.
+  auto as_a_group = [&](bool on) {
+    vol->ppl = on && guard ? ppl.get() : nullptr;
+    wi.enable(*vol, on && bitmap);
+  };
+  as_a_group(true);
   if (bs > g.stripe_data_bytes() * 64) return fail_usage("--bs is larger than 64 stripes");
   try {
     if (dt != DriveType::Null && !o.no_fill) fill(*engine, *vol);
@@ -234,7 +242,7 @@ int main(int argc, char** argv) {
 
   RaidTarget raid(*vol);
   RawTarget rawt(*vol, uint32_t(bs));
-  std::vector<RunResult> raws, raids, guarded;
+  std::vector<RunResult> raws, raids, plain;  // plain: --guard-compare's runs without guard and bitmap
   ParityCounters parity_before, parity_after;
   try {
     if (o.raw || o.compare) warm_up(*engine, rawt, w, o, o.seed);
@@ -243,10 +251,11 @@ int main(int argc, char** argv) {
     for (uint32_t run = 0; run < o.runs; run++) {
       if (o.raw || o.compare) raws.push_back(run_once(*engine, rawt, w, o, o.seed + run));
       if (!o.raw) raids.push_back(run_once(*engine, raid, w, o, o.seed + run));
-      if (o.guard_compare) {  // nothing in flight between runs: the guard may be switched
-        vol->ppl = ppl.get();
-        guarded.push_back(run_once(*engine, raid, w, o, o.seed + run));
-        vol->ppl = nullptr;
+      if (o.guard_compare) {
+        as_a_group(false);
+        plain.push_back(run_once(*engine, raid, w, o, o.seed + run));
+        plain.back().target = "raid-plain";
+        as_a_group(true);
       }
     }
     parity_after = engine->parity_counters();
@@ -262,8 +271,8 @@ int main(int argc, char** argv) {
                    {"drive_size", dsize}, {"rw", rw_name(rw)}, {"bs", bs}, {"rwmixread", o.rwmixread},
                    {"iodepth", o.iodepth}, {"threads", o.threads}, {"runtime", o.runtime}, {"runs", o.runs},
                    {"failed_members", o.fail}, {"parity_backend", parity_ran(backend_name, parity)},
-                   {"write_gather_us", o.write_gather_us}, {"write_hole_guard", o.write_hole_guard},
-                   {"write_intent", o.write_intent}};
+                   {"write_gather_us", o.write_gather_us}, {"write_hole_guard", guard},
+                   {"write_intent", bitmap}};
   out["io_count_bound"] = bound;
   out["parity"] = parity_json(backend_name, parity);
   RunResult mraw, mraid;
@@ -282,7 +291,7 @@ int main(int argc, char** argv) {
                              {"degraded_reads", st.degraded_reads}, {"merged_writes", st.merged_writes},
                              {"merged_reads", st.merged_reads}, {"held_writes", st.held_writes},
                              {"held_reads", st.held_reads}, {"held_expired", st.held_expired},
-                             {"guard_logged_writes", o.write_hole_guard ? ppl->logged_writes() : 0},
+                             {"guard_logged_writes", guard ? ppl->logged_writes() : 0},
                              {"bitmap_dirty_regions", wi.dirty_regions()}};
   }
   if (o.compare && mraw.iops > 0) {
@@ -292,14 +301,20 @@ int main(int argc, char** argv) {
                     {"iops_per_cpu_pct", mraw.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mraw.iops_per_cpu() : 0},
                     {"fraction_of_bound", r_iops / bound}};
   }
-  RunResult mguard;
-  if (!guarded.empty()) {
-    for (auto& r : guarded) out["guarded_runs"].push_back(to_json(r));
-    out["guarded"] = to_json(mguard = median(guarded));
-    out["guarded"]["iops_cov"] = cov(guarded);
-    out["guard_ratio"] = {{"iops", mraid.iops > 0 ? mguard.iops / mraid.iops : 0},
-                          {"mbps", mraid.mbps > 0 ? mguard.mbps / mraid.mbps : 0},
-                          {"slot_waits", ppl->waits()}};
+  RunResult mplain;
+  if (!plain.empty()) {
+    for (auto& r : plain) out["plain_runs"].push_back(to_json(r));
+    out["plain"] = to_json(mplain = median(plain));
+    out["plain"]["iops_cov"] = cov(plain);
+    json cost = {{"iops", mplain.iops > 0 ? mraid.iops / mplain.iops : 0},
+                 {"mbps", mplain.mbps > 0 ? mraid.mbps / mplain.mbps : 0},
+                 {"iops_per_cpu_pct", mplain.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mplain.iops_per_cpu() : 0}};
+    if (ppl)
+      cost.update({{"log_writes", ppl->logged_writes()},
+                   {"log_batches", ppl->batches()},
+                   {"log_waits", ppl->waits()},
+                   {"log_flush_rounds", ppl->flush_rounds()}});
+    out["guard_cost"] = cost;
   }
   if (o.as_json) {
     printf("%s\n", out.dump(2).c_str());
@@ -308,7 +323,9 @@ int main(int argc, char** argv) {
            g.describe().c_str(), g.members, o.drive_type.c_str(), format_size(dsize).c_str(), rw_name(rw),
            format_size(bs).c_str(), o.iodepth, o.threads, o.runtime, o.runs,
            o.fail ? (" failed=" + std::to_string(o.fail)).c_str() : "", parity_ran(backend_name, parity).c_str(),
-           std::string(o.write_hole_guard ? ", write-hole guard on" : "").append(o.write_intent ? ", write-intent bitmap on" : "").c_str());
+           std::string(guard ? ", write-hole guard on" : ", write-hole guard off")
+               .append(bitmap ? ", write-intent bitmap on" : ", write-intent bitmap off")
+               .c_str());
     if (!note.empty()) printf("note: %s\n", note.c_str());
     if (parity.device_jobs || parity.zero_copy_batches || parity.staged_batches || parity.fallback_jobs)
       printf("parity: %llu zero-copy / %llu staged batches, %llu jobs on the device, on the CPU %llu routed, "
@@ -321,11 +338,15 @@ int main(int argc, char** argv) {
     print_header();
     if (!raws.empty()) print_row(mraw);
     if (!raids.empty()) print_row(mraid);
-    if (!guarded.empty()) {
-      print_row(mguard);
-      printf("guard/no guard: IOPS %.3f, MB/s %.3f (write-hole guard log slot waits %llu)\n",
-             mraid.iops > 0 ? mguard.iops / mraid.iops : 0, mraid.mbps > 0 ? mguard.mbps / mraid.mbps : 0,
-             (unsigned long long)ppl->waits());
+    if (!plain.empty()) {
+      print_row(mplain);
+      printf("as a group writes / without guard and bitmap: IOPS %.3f, MB/s %.3f", mplain.iops > 0 ? mraid.iops / mplain.iops : 0,
+             mplain.mbps > 0 ? mraid.mbps / mplain.mbps : 0);
+      if (ppl)
+        printf(" (write-hole log: %llu writes in %llu batches, %llu waits for room, %llu flush rounds)",
+               (unsigned long long)ppl->logged_writes(), (unsigned long long)ppl->batches(),
+               (unsigned long long)ppl->waits(), (unsigned long long)ppl->flush_rounds());
+      printf("\n");
     }
     if (o.compare && mraw.iops > 0)
       printf("raid/raw: IOPS %.3f, MB/s %.3f, IOPS/CPU%% %.3f; I/O-count bound %.3f -> %.0f%% of bound\n",
@@ -333,7 +354,7 @@ int main(int argc, char** argv) {
              mraw.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mraw.iops_per_cpu() : 0, bound,
              100 * mraid.iops / mraw.iops / bound);
   }
-  const bool errors = mraw.errors || mraid.errors || mguard.errors;
+  const bool errors = mraw.errors || mraid.errors || mplain.errors;
   if (ppl && !ppl->shutdown()) (void)ppl.release();  // its flushes end before the volume goes
   vol.reset();
   cleanup();

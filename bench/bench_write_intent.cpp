@@ -20,10 +20,19 @@ bool BenchWriteIntent::attach(Engine& e, Volume& vol, std::string* err) {
   wi_ = std::make_unique<WriteIntent>(regions, region, g.strip_bytes,
                                       [d] { return std::vector<BitmapCopy>{{0, d}}; },
                                       WriteIntent::shards_for(regions, e.reactor_count()));
+  enable(vol, true);
+  return true;
+}
+
+void BenchWriteIntent::enable(Volume& vol, bool on) {
   WriteIntent* wi = wi_.get();
+  if (!on || !wi) {
+    vol.hooks.write_begin = nullptr;
+    vol.hooks.write_end = nullptr;
+    return;
+  }
   vol.hooks.write_begin = [wi](uint64_t stripe, uint32_t reactor) { return wi->begin(stripe, reactor); };
   vol.hooks.write_end = [wi](uint64_t stripe, uint32_t reactor) { wi->end(stripe, reactor); };
-  return true;
 }
 
 }  // namespace gpuraid

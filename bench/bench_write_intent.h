@@ -19,6 +19,8 @@ class BenchWriteIntent {
   // the bench's members have no metadata area): a region is dirtied once,
   // then every write takes the fast path, which is what is measured.
   bool attach(Engine& e, Volume& vol, std::string* err);
+  // Hooks it into vol's writes or takes it out (between runs: nothing in flight).
+  void enable(Volume& vol, bool on);
   uint64_t dirty_regions() const { return wi_ ? wi_->dirty_regions() : 0; }
 
  private:

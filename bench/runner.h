@@ -25,11 +25,12 @@ struct Options {
   std::string rebuild_run = "1M";
   double runtime = 10, warmup = -1;
   bool raw = false, compare = false, as_json = false, force = false, no_fill = false;
-  bool guard_compare = false;  // RAID without and with the write-hole guard, alternating
-  // The guard on in every state (the product's default for a group). Off by
-  // default so that every state measures the same I/O path as md without PPL.
-  bool write_hole_guard = false;
-  bool write_intent = false;  // RAID writes take the write-intent bitmap (bench_write_intent.h)
+  bool guard_compare = false;  // RAID as a group writes, and with neither guard nor bitmap, alternating
+  // What a drive group does, by default: the write-hole guard (parity
+  // levels) and the write-intent bitmap (bench_write_intent.h) on;
+  // --no-write-hole-guard / --no-write-intent measure without them.
+  bool write_hole_guard = true;
+  bool write_intent = true;
   AcceleratorWords gpu;       // --gpu-*: settings of the cuda and kernel-cpu backends
   uint64_t seed = 1;
 };

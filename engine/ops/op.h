@@ -52,16 +52,18 @@ struct WriteCtx {
   // parity row written (payload in ppl_mem), the batch that logs them, the
   // members the write went to, what runs after the log.
   struct PplRow {
-    PplEntry e;
+    uint32_t row = 0;
     uint32_t member = 0;
     uint8_t* payload = nullptr;
     uint32_t len = 0;  // 0: header alone (kPplZeroPayload)
+    uint32_t sum = 0;  // ppl_payload_sum of the payload
   };
+  PplEntry ppl_entry;  // what every row's entry says of the write
   PplRow ppl_rows[kMaxParity];
   uint32_t ppl_nrows = 0;
   std::vector<uint8_t> ppl_mem;
   void* ppl_batch = nullptr;  // PplLog's batch, while the op is in one
-  uint64_t ppl_written = 0;
+  uint64_t ppl_written = 0;  // members the stripe's writes went to (write_stripe)
   void (*ppl_next)(Op*) = nullptr;
   void (*ppl_fail)(Op*, int) = nullptr;
 };

@@ -89,9 +89,11 @@ static void write_stripe(Op* op) {
   const uint32_t k = g.data_strips();
   const WritePlan& p = op->w.plan;
   begin_phase(op, write_done);
+  op->w.ppl_written = 0;
   for (uint32_t role = 0; role < k + g.parity; role++) {
     if (!(p.write_roles >> role & 1)) continue;
     const uint32_t m = role_member(g, op->stripe, role);
+    op->w.ppl_written |= 1ull << m;
     if (role < k)
       issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, op->ranges[role].a),
                       op->w.nd[role] + (op->ranges[role].a - p.c0),

@@ -17,22 +17,21 @@ constexpr size_t kRangesOffset = 64;
 constexpr size_t used_bytes(uint32_t k) { return kRangesOffset + 8 * size_t(k); }
 static_assert(kRangesOffset + kMaxMembers * 8 <= kPplHeaderBytes - 4, "ranges must fit");
 
-void put32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = uint8_t(v >> (8 * i));
-}
-void put64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = uint8_t(v >> (8 * i));
-}
+// Fields are little-endian on disk: a plain copy on a little-endian host.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the log's fields are written as the host's words");
+void put32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
+void put64(uint8_t* p, uint64_t v) { memcpy(p, &v, 8); }
 uint32_t get32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= uint32_t(p[i]) << (8 * i);
+  uint32_t v;
+  memcpy(&v, p, 4);
   return v;
 }
 uint64_t get64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= uint64_t(p[i]) << (8 * i);
+  uint64_t v;
+  memcpy(&v, p, 8);
   return v;
 }
+static_assert(sizeof(StripRange) == 8, "ranges are copied as pairs of u32");
 constexpr char kMagicV3[8] = {'G', 'P', 'R', 'P', 'P', 'L', '0', '3'};
 constexpr size_t batch_entry_bytes(uint32_t k) { return 32 + 8 * size_t(k); }
 }  // namespace
@@ -44,7 +43,7 @@ uint32_t ppl_batch_header_bytes(uint32_t n, uint32_t k) {
 
 bool is_ppl_batch_header(const uint8_t* in) { return memcmp(in, kMagicV3, 8) == 0; }
 
-void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntry* e, uint8_t* out) {
+void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntryRef* e, uint8_t* out) {
   const size_t used = kPplBatchFixedBytes + h.entries * batch_entry_bytes(h.k);
   memcpy(out, kMagicV3, 8);
   memcpy(out + 8, h.group.data(), 16);
@@ -56,17 +55,15 @@ void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntry* e, uint8_t
   memset(out + 48, 0, 16);
   for (uint32_t n = 0; n < h.entries; n++) {
     uint8_t* p = out + kPplBatchFixedBytes + n * batch_entry_bytes(h.k);
-    put64(p, e[n].stripe);
-    put32(p + 8, e[n].c0);
-    put32(p + 12, e[n].c1);
+    const PplEntry& w = *e[n].write;
+    put64(p, w.stripe);
+    put32(p + 8, w.c0);
+    put32(p + 12, w.c1);
     put32(p + 16, e[n].row);
-    put32(p + 20, e[n].flags);
+    put32(p + 20, w.flags);
     put32(p + 24, e[n].payload_crc);
     put32(p + 28, e[n].payload_off);
-    for (uint32_t i = 0; i < h.k; i++) {
-      put32(p + 32 + 8 * i, e[n].ranges[i].a);
-      put32(p + 36 + 8 * i, e[n].ranges[i].b);
-    }
+    memcpy(p + 32, w.ranges, 8 * size_t(h.k));
   }
   // The bytes after those in use stay as they are (the caller's buffer may
   // hold an older header there): the crc covers only what is in use.

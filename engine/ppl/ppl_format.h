@@ -73,8 +73,14 @@ struct PplBatchHeader {
 };
 // Bytes of a batch header listing n entries of k data strips.
 uint32_t ppl_batch_header_bytes(uint32_t n, uint32_t k);
+// One entry as the encoder reads it: what the rows of one stripe write
+// share (stripe, columns, k, flags, ranges), and the row's own fields.
+struct PplEntryRef {
+  const PplEntry* write;
+  uint32_t row, payload_crc, payload_off;
+};
 // Writes h.header_bytes bytes (h.entries of e[]; their seq is h.seq).
-void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntry* e, uint8_t* out);
+void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntryRef* e, uint8_t* out);
 bool is_ppl_batch_header(const uint8_t* in);
 // in holds avail bytes from the header's start; false when it is no whole,
 // valid batch header (magic, bounds, crc) or needs more bytes than avail

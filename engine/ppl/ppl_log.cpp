@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include <unistd.h>
 
 #include "engine/clock.h"
 #include "engine/invariant.h"
 #include "engine/ops/op.h"
+#include "engine/single_writer.h"
 
 namespace gpuraid {
 
@@ -43,7 +45,7 @@ struct PplLog::Batch {
     uint32_t entries = 0;
     uint32_t header_bytes = 0;
     uint64_t bytes = 0, off = 0;
-    std::vector<PplEntry> e;
+    std::vector<PplEntryRef> e;
     std::vector<iovec> iov;
     std::unique_ptr<uint8_t, FreeDeleter> header;
     size_t header_cap = 0;
@@ -54,7 +56,9 @@ struct PplLog::Batch {
   uint32_t count[kMaxMembers] = {};    // entries per member
   uint64_t payload[kMaxMembers] = {};  // payload bytes per member
   uint64_t members = 0;                // members with a piece
-  std::vector<Out> outs;
+  std::vector<Out> out_store;  // grows, never shrinks: its buffers are kept
+  uint32_t nouts = 0;
+  std::span<Out> outs() { return std::span<Out>(out_store.data(), nouts); }
   uint64_t seq = 0;
   uint32_t ios_pending = 0;
   uint32_t ops_left = 0;
@@ -78,8 +82,13 @@ struct PplLog::Batch {
   }
 };
 
-struct PplLog::PerReactor {
+// A reactor's part of the log. Its figures are bumped by that reactor alone
+// (single_writer.h); `outstanding` counts the flushes, piece writes and
+// tasks of this reactor in flight (other threads add posted tasks).
+struct alignas(64) PplLog::PerReactor {
   PplLog* log = nullptr;
+  std::atomic<uint64_t> logged{0}, batches{0}, waits{0}, flush_rounds{0};
+  std::atomic<int64_t> outstanding{0};
   uint32_t id = 0;
   Batch* open = nullptr;
   Task issue_task;  // the open batch goes out at the start of the next turn
@@ -109,13 +118,13 @@ PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& gro
       auto* p = static_cast<PerReactor*>(t->arg);
       p->issue_queued = false;
       p->log->issue_open(*p);
-      p->log->outstanding_.fetch_sub(1, std::memory_order_release);
+      p->outstanding.fetch_sub(1, std::memory_order_release);
     };
     pr->flush_task.arg = pr.get();
     pr->flush_task.run = [](Task* t) {
       auto* p = static_cast<PerReactor*>(t->arg);
       p->log->maybe_flush(*p);
-      p->log->outstanding_.fetch_sub(1, std::memory_order_release);
+      p->outstanding.fetch_sub(1, std::memory_order_release);
     };
     reactors_.push_back(std::move(pr));
   }
@@ -124,13 +133,12 @@ PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& gro
 // Owners call shutdown() first and keep the log when it fails; one that
 // did not gets the same wait here, and a stop rather than a use after free.
 PplLog::~PplLog() {
-  GPR_ASSERT(shutdown(), "write-hole log freed with %lld flushes or tasks in flight",
-             (long long)outstanding_.load());
+  GPR_ASSERT(shutdown(), "write-hole log freed with %lld flushes or tasks in flight", (long long)outstanding());
 }
 
 bool PplLog::shutdown(double timeout_s) {
   const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
-  while (outstanding_.load(std::memory_order_acquire) > 0) {
+  while (outstanding() > 0) {
     if (mono_ns() > deadline) return false;
     bool polled = false;
     for (uint32_t i = 0; i < vol_.engine().reactor_count(); i++) {
@@ -140,6 +148,32 @@ bool PplLog::shutdown(double timeout_s) {
     if (!polled) usleep(1000);
   }
   return true;
+}
+
+uint64_t PplLog::logged_writes() const {
+  uint64_t n = 0;
+  for (const auto& pr : reactors_) n += pr->logged.load(std::memory_order_relaxed);
+  return n;
+}
+uint64_t PplLog::batches() const {
+  uint64_t n = 0;
+  for (const auto& pr : reactors_) n += pr->batches.load(std::memory_order_relaxed);
+  return n;
+}
+uint64_t PplLog::waits() const {
+  uint64_t n = 0;
+  for (const auto& pr : reactors_) n += pr->waits.load(std::memory_order_relaxed);
+  return n;
+}
+uint64_t PplLog::flush_rounds() const {
+  uint64_t n = 0;
+  for (const auto& pr : reactors_) n += pr->flush_rounds.load(std::memory_order_relaxed);
+  return n;
+}
+int64_t PplLog::outstanding() const {
+  int64_t n = 0;
+  for (const auto& pr : reactors_) n += pr->outstanding.load(std::memory_order_acquire);
+  return n;
 }
 
 void PplLog::lock() {
@@ -157,9 +191,9 @@ PplLog::Batch* PplLog::take_batch(uint32_t reactor) {
     b->task.arg = b;
     b->task.run = [](Task* t) {
       auto* x = static_cast<Batch*>(t->arg);
-      PplLog* log = x->log;
-      log->write_pieces(x);
-      log->outstanding_.fetch_sub(1, std::memory_order_release);
+      PerReactor& pr = *x->log->reactors_[x->reactor];
+      x->log->write_pieces(x);
+      pr.outstanding.fetch_sub(1, std::memory_order_release);
     };
   } else {
     b = free_.back();
@@ -195,11 +229,11 @@ void PplLog::join(Op* op) {
   }
   b->ops.push_back(op);
   op->w.ppl_batch = b;
-  logged_.fetch_add(1, std::memory_order_relaxed);
+  bump(pr.logged);
   if (b->ops.size() >= kMaxBatchOps) return issue_open(pr);
   if (!pr.issue_queued) {
     pr.issue_queued = true;
-    outstanding_.fetch_add(1, std::memory_order_relaxed);
+    pr.outstanding.fetch_add(1, std::memory_order_relaxed);
     op->home->defer(&pr.issue_task);
   }
 }
@@ -215,16 +249,16 @@ void PplLog::issue_open(PerReactor& pr) {
     return;
   }
   const uint32_t k = vol_.geometry().data_strips();
-  b->outs.resize(std::max<size_t>(b->outs.size(), __builtin_popcountll(b->members)));
+  if (b->out_store.size() < size_t(__builtin_popcountll(b->members))) b->out_store.resize(__builtin_popcountll(b->members));
   size_t n = 0;
   for (uint64_t m = b->members; m; m &= m - 1, n++) {
-    Batch::Out& o = b->outs[n];
+    Batch::Out& o = b->out_store[n];
     o.member = uint32_t(__builtin_ctzll(m));
     o.entries = b->count[o.member];
     o.header_bytes = ppl_batch_header_bytes(o.entries, k);
     o.bytes = o.header_bytes + b->payload[o.member];
   }
-  b->outs.resize(n);
+  b->nouts = uint32_t(n);
   b->ops_left = uint32_t(b->ops.size());
   lock();
   const bool placed = waiting_.empty() && place(b);
@@ -234,7 +268,7 @@ void PplLog::issue_open(PerReactor& pr) {
   }
   unlock();
   if (placed) return write_pieces(b);
-  waits_.fetch_add(1, std::memory_order_relaxed);
+  bump(pr.waits);
   want_flush();
 }
 
@@ -245,18 +279,19 @@ void PplLog::issue_open(PerReactor& pr) {
 // skipped gap at the end would keep an older lap's entries).
 bool PplLog::place(Batch* b) {
   const uint64_t area = layout_.bytes();
-  for (const Batch::Out& o : b->outs)
+  for (const Batch::Out& o : b->outs())
     if (area - rings_[o.member].used < o.bytes) return false;
   uint64_t used_max = 0;
-  for (Batch::Out& o : b->outs) {
+  for (Batch::Out& o : b->outs()) {
     Ring& r = rings_[o.member];
     o.off = r.head;
     r.pieces.push_back(Piece{b, o.off, o.bytes});
-    r.head = (r.head + o.bytes) % area;
+    r.head += o.bytes;
+    if (r.head >= area) r.head -= area;  // o.bytes <= area
     r.used += o.bytes;
     used_max = std::max(used_max, r.used);
   }
-  b->pieces_left = uint32_t(b->outs.size());
+  b->pieces_left = uint32_t(b->nouts);
   b->seq = seq_++;
   if (used_max > area / 2) pressure_.store(true, std::memory_order_relaxed);
   return true;
@@ -267,7 +302,12 @@ bool PplLog::place(Batch* b) {
 void PplLog::write_pieces(Batch* b) {
   Reactor& r = vol_.engine().reactor(b->reactor);
   const uint32_t k = vol_.geometry().data_strips();
-  for (Batch::Out& o : b->outs) {
+  uint8_t out_of[kMaxMembers];  // member -> its piece in b->outs
+  uint32_t at[kMaxMembers];     // where the next payload goes in that piece
+  for (size_t n = 0; n < b->nouts; n++) {
+    Batch::Out& o = b->out_store[n];
+    out_of[o.member] = uint8_t(n);
+    at[n] = o.header_bytes;
     o.e.clear();
     o.iov.clear();
     if (o.header_cap < o.header_bytes) {
@@ -276,17 +316,17 @@ void PplLog::write_pieces(Batch* b) {
       o.header_cap = o.header_bytes;
     }
     o.iov.push_back(iovec{o.header.get(), o.header_bytes});
-    uint32_t at = o.header_bytes;
-    for (Op* op : b->ops)
-      for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
-        WriteCtx::PplRow& row = op->w.ppl_rows[i];
-        if (row.member != o.member) continue;
-        row.e.seq = b->seq;
-        row.e.payload_off = at;
-        o.e.push_back(row.e);
-        if (row.len) o.iov.push_back(iovec{row.payload, row.len});
-        at += row.len;
-      }
+  }
+  for (Op* op : b->ops)
+    for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
+      const WriteCtx::PplRow& row = op->w.ppl_rows[i];
+      const size_t n = out_of[row.member];
+      Batch::Out& o = b->out_store[n];
+      o.e.push_back(PplEntryRef{&op->w.ppl_entry, row.row, row.sum, at[n]});
+      if (row.len) o.iov.push_back(iovec{row.payload, row.len});
+      at[n] += row.len;
+    }
+  for (Batch::Out& o : b->outs()) {
     PplBatchHeader h;
     h.group = group_;
     h.seq = b->seq;
@@ -300,11 +340,12 @@ void PplLog::write_pieces(Batch* b) {
   // from the area's start (both 4 KiB multiples).
   const uint64_t area = layout_.bytes();
   uint32_t ios = 0;
-  for (const Batch::Out& o : b->outs) ios += o.off + o.bytes > area ? 2 : 1;
+  for (const Batch::Out& o : b->outs()) ios += o.off + o.bytes > area ? 2 : 1;
   b->ios_pending = ios;
-  outstanding_.fetch_add(ios, std::memory_order_relaxed);
-  batches_.fetch_add(1, std::memory_order_relaxed);
-  for (Batch::Out& o : b->outs) {
+  PerReactor& pr = *reactors_[b->reactor];
+  pr.outstanding.fetch_add(ios, std::memory_order_relaxed);
+  bump(pr.batches);
+  for (Batch::Out& o : b->outs()) {
     const uint64_t first = std::min(o.bytes, area - o.off);
     for (int part = 0; part < (first < o.bytes ? 2 : 1); part++) {
       MemberIo* io = r.alloc_io();
@@ -340,8 +381,9 @@ void PplLog::piece_done(MemberIo* io) {
           op->io_err = io->res;
         }
   log->vol_.engine().reactor(b->reactor).free_io(io);
+  PerReactor& pr = *log->reactors_[b->reactor];
   if (--b->ios_pending == 0) log->batch_logged(b);
-  log->outstanding_.fetch_sub(1, std::memory_order_release);
+  pr.outstanding.fetch_sub(1, std::memory_order_release);
 }
 
 // Every piece is on disk: the batch's writes go on. An op may end at once
@@ -367,7 +409,7 @@ void PplLog::batch_written(Batch* b) {
     if (vol_.member(i)->volatile_cache()) volatile_members |= 1ull << i;
   }
   b->flush_mask = volatile_members;
-  if (!volatile_members) return durable({b});
+  if (!volatile_members) return durable(&b, 1);
   PerReactor& pr = *reactors_[b->reactor];
   pr.written.push_back(b);
   maybe_flush(pr);
@@ -376,8 +418,8 @@ void PplLog::batch_written(Batch* b) {
 void PplLog::want_flush() {
   pressure_.store(true, std::memory_order_relaxed);
   for (auto& pr : reactors_) {
-    outstanding_.fetch_add(1, std::memory_order_relaxed);
-    if (!vol_.engine().reactor(pr->id).post_once(&pr->flush_task)) outstanding_.fetch_sub(1, std::memory_order_relaxed);
+    pr->outstanding.fetch_add(1, std::memory_order_relaxed);
+    if (!vol_.engine().reactor(pr->id).post_once(&pr->flush_task)) pr->outstanding.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
@@ -391,15 +433,15 @@ void PplLog::maybe_flush(PerReactor& pr) {
   mask &= ~vol_.failed_mask();
   pr.round.swap(pr.written);
   pr.written.clear();
-  flush_rounds_.fetch_add(1, std::memory_order_relaxed);
+  bump(pr.flush_rounds);
   if (!mask) {
-    durable(pr.round);
+    durable(pr.round.data(), pr.round.size());
     pr.round.clear();
     return;
   }
   pr.flushing = true;
   pr.flush_pending = uint32_t(__builtin_popcountll(mask));
-  outstanding_.fetch_add(pr.flush_pending, std::memory_order_relaxed);
+  pr.outstanding.fetch_add(pr.flush_pending, std::memory_order_relaxed);
   Reactor& r = vol_.engine().reactor(pr.id);
   for (uint64_t m = mask; m; m &= m - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(m));
@@ -428,31 +470,34 @@ void PplLog::flush_done(MemberIo* io) {
   log->vol_.engine().reactor(pr.id).free_io(io);
   if (--pr.flush_pending == 0) {
     pr.flushing = false;
-    log->durable(pr.round);
+    log->durable(pr.round.data(), pr.round.size());
     pr.round.clear();
     log->maybe_flush(pr);
   }
-  log->outstanding_.fetch_sub(1, std::memory_order_release);
+  pr.outstanding.fetch_sub(1, std::memory_order_release);
 }
 
 // Marks the batches durable and retires, in every ring, the pieces at its
 // front whose batches are durable; batches that waited for room and now
 // have it go out on their own reactors.
-void PplLog::durable(const std::vector<Batch*>& bs) {
+void PplLog::durable(Batch* const* bs, size_t n) {
   std::vector<Batch*> ready;
+  uint64_t rings = 0;  // only the rings these batches have pieces in can retire any
+  for (size_t i = 0; i < n; i++) rings |= bs[i]->members;
   lock();
-  for (Batch* b : bs) b->durable = true;
+  for (size_t i = 0; i < n; i++) bs[i]->durable = true;
   const uint64_t area = layout_.bytes();
-  bool over_half = false;
-  for (Ring& r : rings_) {
+  for (uint64_t m = rings; m; m &= m - 1) {
+    Ring& r = rings_[__builtin_ctzll(m)];
     while (!r.pieces.empty() && r.pieces.front().batch->durable) {
       Batch* b = r.pieces.front().batch;
       r.used -= r.pieces.front().bytes;
       r.pieces.pop_front();
       if (--b->pieces_left == 0) free_.push_back(b);
     }
-    over_half |= r.used > area / 2;
   }
+  bool over_half = false;
+  for (const Ring& r : rings_) over_half |= r.used > area / 2;
   while (!waiting_.empty() && place(waiting_.front())) {
     ready.push_back(waiting_.front());
     waiting_.pop_front();
@@ -460,7 +505,7 @@ void PplLog::durable(const std::vector<Batch*>& bs) {
   pressure_.store(over_half || !waiting_.empty(), std::memory_order_relaxed);
   unlock();
   for (Batch* b : ready) {
-    outstanding_.fetch_add(1, std::memory_order_relaxed);
+    reactors_[b->reactor]->outstanding.fetch_add(1, std::memory_order_relaxed);
     vol_.engine().reactor(b->reactor).post(&b->task);
   }
 }

@@ -63,10 +63,10 @@ class PplLog {
   void leave(Op* op);
 
   // Figures (any thread).
-  uint64_t logged_writes() const { return logged_.load(std::memory_order_relaxed); }
-  uint64_t batches() const { return batches_.load(std::memory_order_relaxed); }
-  uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
-  uint64_t flush_rounds() const { return flush_rounds_.load(std::memory_order_relaxed); }
+  uint64_t logged_writes() const;
+  uint64_t batches() const;
+  uint64_t waits() const;
+  uint64_t flush_rounds() const;
 
  private:
   struct Batch;
@@ -92,7 +92,7 @@ class PplLog {
   void want_flush();
   void maybe_flush(PerReactor& pr);
   static void flush_done(MemberIo* io);
-  void durable(const std::vector<Batch*>& bs);
+  void durable(Batch* const* bs, size_t n);
   void lock();
   void unlock() { busy_.store(false, std::memory_order_release); }
 
@@ -112,8 +112,7 @@ class PplLog {
   std::atomic<bool> pressure_{false};  // a ring is over half full, or a batch waits
 
   std::vector<std::unique_ptr<PerReactor>> reactors_;
-  std::atomic<int64_t> outstanding_{0};  // flushes, piece writes and tasks in flight
-  std::atomic<uint64_t> logged_{0}, batches_{0}, waits_{0}, flush_rounds_{0};
+  int64_t outstanding() const;  // flushes, piece writes and tasks in flight, every reactor's
 };
 
 // The op stage (ppl_stage.cpp), after the new parity is computed and

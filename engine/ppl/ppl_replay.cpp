@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "engine/parity/xor_cached.h"
+#include "engine/ppl/ppl_sum.h"
 #include "engine/planner.h"
 
 namespace gpuraid {
@@ -33,6 +34,7 @@ struct Found {
   uint32_t member;
   uint64_t payload_pos;  // where its partial parity starts, in the log area
   PplEntry e;
+  bool v3 = false;       // format 3: payload_crc is ppl_payload_sum's, else crc32c
 };
 
 // n bytes of the log area from pos, going on at its start past its end
@@ -55,7 +57,7 @@ bool read_payload(Drive& d, const PplLayout& l, const Found& f, uint8_t* pp, int
     return true;
   }
   *rc = read_ring(d, l, f.payload_pos, L, pp);
-  return *rc >= 0 && ppl_crc(pp, L) == f.e.payload_crc;
+  return *rc >= 0 && (f.v3 ? ppl_payload_sum(pp, L) : ppl_crc(pp, L)) == f.e.payload_crc;
 }
 
 // Whether entry e, found on member m, may be one of this group's: a stripe
@@ -118,7 +120,7 @@ bool collect_v3(const Geometry& g, const PplLayout& l, const std::array<uint8_t,
       for (const PplEntry& e : entries) {
         if (!plausible(g, m, e)) continue;
         st->entries++;
-        if (torn(e.stripe)) found->push_back(Found{m, (base + o + e.payload_off) % area, e});
+        if (torn(e.stripe)) found->push_back(Found{m, (base + o + e.payload_off) % area, e, true});
       }
     }
   }

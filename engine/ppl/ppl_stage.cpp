@@ -5,13 +5,19 @@
 // ranges left out: what replay needs when they may be torn. Data of failed
 // members stays in (its new contents, as the write computed them), so a
 // replay with members missing rebuilds them right.
+//
+// Made after the parity job, while the new parity and data are in the
+// cache. (A read-modify-write has the same bytes before it, old parity +
+// old data; made there it paid the first touch of both: slower, measured.)
 #include <isa-l/erasure_code.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/ops/op.h"
 #include "engine/parity/xor_cached.h"
 #include "engine/ppl/ppl_log.h"
+#include "engine/ppl/ppl_sum.h"
 
 namespace gpuraid {
 
@@ -37,35 +43,51 @@ static bool covers_all(const PplEntry& e) {
 }
 
 // pp = parity row r as the write leaves it (rd[k + r]) + row r over the
-// written ranges of new data. A row whose coefficients are all 1 (RAID 5,
-// RAID 6's P) is XOR: one pass over the parity and every range that spans
-// [c0, c1), then the partial ranges; other rows multiply-add per range.
-static void partial_parity(Op* op, const PplEntry& e, uint32_t r, uint8_t* pp) {
+// written ranges of new data; returns its ppl_payload_sum. A row whose
+// coefficients are all 1 (RAID 5, RAID 6's P) is XOR: when every written
+// range spans [c0, c1) (the usual read-modify-write of one strip) one pass
+// makes and sums it; otherwise the ranges that span it, then the partial
+// ones, then the sum. Other rows multiply-add per range.
+static uint32_t partial_parity(Op* op, const PplEntry& e, uint32_t r, uint8_t* pp) {
+  uint8_t* const* data = op->w.nd;
   const Codec& c = op->vol->codec();
   const uint32_t k = e.k, L = e.c1 - e.c0;
   const bool xor_row = c.kind() == CodeKind::Xor || (c.kind() == CodeKind::PQ && r == 0);
   if (xor_row) {
     const uint8_t* whole[kMaxMembers + 1];
     int n = 0;
+    bool partial = false;
     whole[n++] = op->rd[k + r];
-    for (uint32_t i = 0; i < k; i++)
-      if (e.ranges[i].covers(e.c0, e.c1)) whole[n++] = op->w.nd[i];
+    for (uint32_t i = 0; i < k; i++) {
+      if (e.ranges[i].empty()) continue;
+      if (e.ranges[i].covers(e.c0, e.c1)) whole[n++] = data[i];
+      else partial = true;
+    }
+    if (!partial) return ppl_xor_sum(pp, whole, n, L);
     xor_cached(pp, whole, n, L);
     for (uint32_t i = 0; i < k; i++) {
       if (e.ranges[i].empty() || e.ranges[i].covers(e.c0, e.c1)) continue;
       const uint32_t off = e.ranges[i].a - e.c0, len = e.ranges[i].b - e.ranges[i].a;
-      const uint8_t* two[2] = {pp + off, op->w.nd[i] + off};
+      const uint8_t* two[2] = {pp + off, data[i] + off};
       xor_cached(pp + off, two, 2, len);
     }
-    return;
+    return ppl_payload_sum(pp, L);
   }
-  memcpy(pp, op->rd[k + r], L);
   uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * r;
+  // One strip written over all of [c0, c1) (a one-strip read-modify-write):
+  // copy, multiply-add and sum in one pass where the CPU has AVX-512BW.
+  int only = -1;
+  for (uint32_t i = 0; i < k && only != -2; i++)
+    if (!e.ranges[i].empty()) only = only == -1 && e.ranges[i].covers(e.c0, e.c1) ? int(i) : -2;
+  uint32_t sum;
+  if (only >= 0 && ppl_mad_sum(pp, op->rd[k + r], data[only], tables + 32 * only, L, &sum)) return sum;
+  memcpy(pp, op->rd[k + r], L);
   for (uint32_t i = 0; i < k; i++) {
     if (e.ranges[i].empty()) continue;
     const uint32_t a = e.ranges[i].a, b = e.ranges[i].b;
-    gf_vect_mad(int(b - a), int(k), int(i), tables, op->w.nd[i] + (a - e.c0), pp + (a - e.c0));
+    gf_vect_mad(int(b - a), int(k), int(i), tables, data[i] + (a - e.c0), pp + (a - e.c0));
   }
+  return ppl_payload_sum(pp, L);
 }
 
 // One entry per parity row the plan writes, its partial parity computed
@@ -76,30 +98,30 @@ static void make_entries(Op* op) {
   const uint32_t k = g.data_strips();
   const WritePlan& p = op->w.plan;
   op->w.ppl_nrows = 0;
-  PplEntry e;
+  PplEntry& e = op->w.ppl_entry;
   e.group = log->group();
   e.stripe = op->stripe;
   e.c0 = p.c0;
   e.c1 = p.c1;
   e.k = k;
-  for (uint32_t i = 0; i < k; i++)
-    if (p.write_roles >> i & 1) e.ranges[i] = op->ranges[i];
+  e.flags = kPplWriteSeq;  // the batch's seq names the write on every row
+  for (uint32_t i = 0; i < k; i++) e.ranges[i] = (p.write_roles >> i & 1) ? op->ranges[i] : StripRange{};
   if (covers_all(e)) e.flags |= kPplZeroPayload;
-  e.flags |= kPplWriteSeq;  // the batch's seq names the write on every row
   const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : p.c1 - p.c0;
-  const size_t room = g.strip_bytes;
-  if (op->w.ppl_mem.size() != room * g.parity + 4096) op->w.ppl_mem.assign(room * g.parity + 4096, 0);
+  // The rows' payloads one after another, as long as they are (a strip's
+  // room per row spread every op's few KiB over the same cache sets).
+  const size_t need = size_t(L) * g.parity + 4096;
+  if (op->w.ppl_mem.size() < need) op->w.ppl_mem.resize(std::max(need, size_t(g.strip_bytes) + 4096));
   uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->w.ppl_mem.data()) + 4095) & ~uintptr_t(4095));
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
-    WriteCtx::PplRow& row = op->w.ppl_rows[op->w.ppl_nrows++];
-    row.e = e;
-    row.e.row = r;
+    WriteCtx::PplRow& row = op->w.ppl_rows[op->w.ppl_nrows];
+    row.row = r;
     row.member = role_member(g, op->stripe, k + r);
-    row.payload = base + room * r;
+    row.payload = base + size_t(L) * op->w.ppl_nrows;
     row.len = L;
-    if (L) partial_parity(op, e, r, row.payload);
-    row.e.payload_crc = L ? ppl_crc(row.payload, L) : 0;
+    row.sum = L ? partial_parity(op, e, r, row.payload) : 0;
+    op->w.ppl_nrows++;
   }
 }
 
@@ -116,12 +138,7 @@ void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int)) {
 
 void ppl_release(Op* op) {
   if (!op->w.ppl_batch) return;
-  const Geometry& g = op->vol->geometry();
-  uint64_t written = 0;
-  for (uint64_t roles = op->w.plan.write_roles; roles; roles &= roles - 1)
-    written |= 1ull << role_member(g, op->stripe, uint32_t(__builtin_ctzll(roles)));
-  op->w.ppl_written = written;
-  op->vol->ppl->leave(op);
+  op->vol->ppl->leave(op);  // op->w.ppl_written: the members write_stripe wrote
 }
 
 }  // namespace gpuraid

@@ -677,7 +677,9 @@ TEST(WriteHoleGuard, BatchHeaderFormat) {
     e[i].ranges[i] = StripRange{0, 8192};
   }
   std::vector<uint8_t> buf(h.header_bytes, 0xcc);
-  encode_ppl_batch_header(h, e.data(), buf.data());
+  std::vector<PplEntryRef> refs;
+  for (const PplEntry& x : e) refs.push_back(PplEntryRef{&x, x.row, x.payload_crc, x.payload_off});
+  encode_ppl_batch_header(h, refs.data(), buf.data());
   PplBatchHeader d;
   std::vector<PplEntry> got;
   size_t need = 0;

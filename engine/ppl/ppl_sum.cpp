@@ -1,0 +1,251 @@
+#include "engine/ppl/ppl_sum.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "engine/invariant.h"
+
+// GCC 12 warns inside its own _mm512_broadcast_i32x4 (an undefined vector it
+// passes on purpose): a false positive of the header, not of this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace gpuraid {
+
+namespace {
+
+constexpr uint64_t kP = 0x100000001b3ull;
+constexpr uint64_t lane_k(uint64_t base, int l) { return (base * uint64_t(2 * l + 1)) | 1; }
+constexpr uint64_t kA[8] = {lane_k(0x9e3779b97f4a7c15ull, 0), lane_k(0x9e3779b97f4a7c15ull, 1),
+                            lane_k(0x9e3779b97f4a7c15ull, 2), lane_k(0x9e3779b97f4a7c15ull, 3),
+                            lane_k(0x9e3779b97f4a7c15ull, 4), lane_k(0x9e3779b97f4a7c15ull, 5),
+                            lane_k(0x9e3779b97f4a7c15ull, 6), lane_k(0x9e3779b97f4a7c15ull, 7)};
+constexpr uint64_t kB[8] = {lane_k(0xc2b2ae3d27d4eb4full, 0), lane_k(0xc2b2ae3d27d4eb4full, 1),
+                            lane_k(0xc2b2ae3d27d4eb4full, 2), lane_k(0xc2b2ae3d27d4eb4full, 3),
+                            lane_k(0xc2b2ae3d27d4eb4full, 4), lane_k(0xc2b2ae3d27d4eb4full, 5),
+                            lane_k(0xc2b2ae3d27d4eb4full, 6), lane_k(0xc2b2ae3d27d4eb4full, 7)};
+
+uint32_t finish(const uint64_t* a, const uint64_t* b, size_t len) {
+  uint64_t h = uint64_t(len) * kP;
+  for (int l = 0; l < 8; l++) h += a[l] * kA[l] + b[l] * kB[l];
+  return uint32_t(h ^ (h >> 32));
+}
+
+// The eight lanes as one vector: GCC splits it into what the target has
+// (one zmm, two ymm, four xmm), the arithmetic per lane is the same.
+typedef uint64_t Lanes __attribute__((vector_size(64)));
+
+[[gnu::always_inline]] inline uint32_t sum_body(const uint8_t* p, size_t len) {
+  Lanes a = {}, b = {};
+  for (size_t i = 0; i < len; i += 64) {
+    Lanes w;
+    memcpy(&w, p + i, 64);
+    a += w;
+    b += a;
+  }
+  uint64_t la[8], lb[8];
+  memcpy(la, &a, 64);
+  memcpy(lb, &b, 64);
+  return finish(la, lb, len);
+}
+
+// Four 64-byte blocks a step (four loads in flight per source), summed in
+// block order; two sources (the usual partial parity: parity and new data)
+// without the loop over sources.
+template <int N>
+[[gnu::always_inline]] inline void xor_block4(const uint8_t* const* src, int n, size_t i, Lanes (&w)[4]) {
+  for (int j = 0; j < 4; j++) memcpy(&w[j], src[0] + i + 64 * j, 64);
+  const int count = N > 0 ? N : n;
+  for (int s = 1; s < count; s++)
+    for (int j = 0; j < 4; j++) {
+      Lanes x;
+      memcpy(&x, src[s] + i + 64 * j, 64);
+      w[j] ^= x;
+    }
+}
+
+template <int N>
+[[gnu::always_inline]] inline uint32_t xor_sum_body(uint8_t* dst, const uint8_t* const* src, int n, size_t len) {
+  Lanes a = {}, b = {};
+  size_t i = 0;
+  for (; i + 256 <= len; i += 256) {
+    Lanes w[4];
+    xor_block4<N>(src, n, i, w);
+    for (int j = 0; j < 4; j++) {
+      memcpy(dst + i + 64 * j, &w[j], 64);
+      a += w[j];
+      b += a;
+    }
+  }
+  for (; i < len; i += 64) {
+    Lanes w;
+    memcpy(&w, src[0] + i, 64);
+    for (int s = 1; s < n; s++) {
+      Lanes x;
+      memcpy(&x, src[s] + i, 64);
+      w ^= x;
+    }
+    memcpy(dst + i, &w, 64);
+    a += w;
+    b += a;
+  }
+  uint64_t la[8], lb[8];
+  memcpy(la, &a, 64);
+  memcpy(lb, &b, 64);
+  return finish(la, lb, len);
+}
+
+[[gnu::always_inline]] inline uint32_t xor_sum_any(uint8_t* dst, const uint8_t* const* src, int n, size_t len) {
+  return n == 2 ? xor_sum_body<2>(dst, src, n, len) : xor_sum_body<0>(dst, src, n, len);
+}
+
+}  // namespace
+
+uint32_t ppl_payload_sum_reference(const uint8_t* p, size_t len) {
+  GPR_ASSERT(len % 64 == 0, "payload sum of %zu bytes (a multiple of 64 only)", len);
+  uint64_t a[8] = {}, b[8] = {};
+  for (size_t i = 0; i < len / 8; i++) {
+    uint64_t w = 0;
+    for (int k = 0; k < 8; k++) w |= uint64_t(p[i * 8 + k]) << (8 * k);
+    a[i % 8] += w;
+    b[i % 8] += a[i % 8];
+  }
+  return finish(a, b, len);
+}
+
+uint32_t ppl_payload_sum_baseline(const uint8_t* p, size_t len) { return sum_body(p, len); }
+
+__attribute__((target("avx2"))) uint32_t ppl_payload_sum_avx2(const uint8_t* p, size_t len) {
+  return sum_body(p, len);
+}
+
+// AVX-512 by hand: GCC keeps the four-block arrays of the generic body in
+// memory (a store and a reload per block).
+__attribute__((target("avx512f"))) static inline void sum4(__m512i w0, __m512i w1, __m512i w2, __m512i w3,
+                                                           __m512i& a, __m512i& b) {
+  a = _mm512_add_epi64(a, w0);
+  b = _mm512_add_epi64(b, a);
+  a = _mm512_add_epi64(a, w1);
+  b = _mm512_add_epi64(b, a);
+  a = _mm512_add_epi64(a, w2);
+  b = _mm512_add_epi64(b, a);
+  a = _mm512_add_epi64(a, w3);
+  b = _mm512_add_epi64(b, a);
+}
+
+__attribute__((target("avx512f"))) static inline uint32_t finish512(__m512i a, __m512i b, size_t len) {
+  uint64_t la[8], lb[8];
+  _mm512_storeu_si512(la, a);
+  _mm512_storeu_si512(lb, b);
+  return finish(la, lb, len);
+}
+
+__attribute__((target("avx512f"))) uint32_t ppl_payload_sum_avx512(const uint8_t* p, size_t len) {
+  __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+  size_t i = 0;
+  for (; i + 256 <= len; i += 256)
+    sum4(_mm512_loadu_si512(p + i), _mm512_loadu_si512(p + i + 64), _mm512_loadu_si512(p + i + 128),
+         _mm512_loadu_si512(p + i + 192), a, b);
+  for (; i < len; i += 64) {
+    a = _mm512_add_epi64(a, _mm512_loadu_si512(p + i));
+    b = _mm512_add_epi64(b, a);
+  }
+  return finish512(a, b, len);
+}
+
+uint32_t ppl_xor_sum_baseline(uint8_t* dst, const uint8_t* const* src, int n, size_t len) {
+  return xor_sum_any(dst, src, n, len);
+}
+
+__attribute__((target("avx2"))) uint32_t ppl_xor_sum_avx2(uint8_t* dst, const uint8_t* const* src, int n, size_t len) {
+  return xor_sum_any(dst, src, n, len);
+}
+
+// Four blocks a step from src[0] xored with the N - 1 (N = 0: n - 1) others.
+template <int N>
+__attribute__((target("avx512f"))) static inline uint32_t xor_sum512(uint8_t* dst, const uint8_t* const* src, int n,
+                                                                     size_t len) {
+  const int count = N > 0 ? N : n;
+  __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+  size_t i = 0;
+  for (; i + 256 <= len; i += 256) {
+    __m512i w0 = _mm512_loadu_si512(src[0] + i), w1 = _mm512_loadu_si512(src[0] + i + 64),
+            w2 = _mm512_loadu_si512(src[0] + i + 128), w3 = _mm512_loadu_si512(src[0] + i + 192);
+    for (int s = 1; s < count; s++) {
+      w0 = _mm512_xor_si512(w0, _mm512_loadu_si512(src[s] + i));
+      w1 = _mm512_xor_si512(w1, _mm512_loadu_si512(src[s] + i + 64));
+      w2 = _mm512_xor_si512(w2, _mm512_loadu_si512(src[s] + i + 128));
+      w3 = _mm512_xor_si512(w3, _mm512_loadu_si512(src[s] + i + 192));
+    }
+    _mm512_storeu_si512(dst + i, w0);
+    _mm512_storeu_si512(dst + i + 64, w1);
+    _mm512_storeu_si512(dst + i + 128, w2);
+    _mm512_storeu_si512(dst + i + 192, w3);
+    sum4(w0, w1, w2, w3, a, b);
+  }
+  for (; i < len; i += 64) {
+    __m512i w = _mm512_loadu_si512(src[0] + i);
+    for (int s = 1; s < count; s++) w = _mm512_xor_si512(w, _mm512_loadu_si512(src[s] + i));
+    _mm512_storeu_si512(dst + i, w);
+    a = _mm512_add_epi64(a, w);
+    b = _mm512_add_epi64(b, a);
+  }
+  return finish512(a, b, len);
+}
+
+// Two sources (a one-strip read-modify-write's parity and new data) with
+// the loop over sources unrolled away.
+__attribute__((target("avx512f"))) uint32_t ppl_xor_sum_avx512(uint8_t* dst, const uint8_t* const* src, int n,
+                                                               size_t len) {
+  return n == 2 ? xor_sum512<2>(dst, src, n, len) : xor_sum512<0>(dst, src, n, len);
+}
+
+// dst = base ^ c * src through ISA-L's 32-byte table of c (the low
+// nibble's 16 products, then the high nibble's), summed in the same pass.
+__attribute__((target("avx512f,avx512bw"))) uint32_t ppl_mad_sum_avx512(uint8_t* dst, const uint8_t* base,
+                                                                        const uint8_t* src, const uint8_t* table,
+                                                                        size_t len) {
+  const __m512i lo_t = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table)));
+  const __m512i hi_t = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16)));
+  const __m512i nib = _mm512_set1_epi8(0x0f);
+  __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+  for (size_t i = 0; i < len; i += 64) {
+    const __m512i d = _mm512_loadu_si512(src + i);
+    const __m512i prod = _mm512_xor_si512(_mm512_shuffle_epi8(lo_t, _mm512_and_si512(d, nib)),
+                                          _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi64(d, 4), nib)));
+    const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(base + i), prod);
+    _mm512_storeu_si512(dst + i, w);
+    a = _mm512_add_epi64(a, w);
+    b = _mm512_add_epi64(b, a);
+  }
+  return finish512(a, b, len);
+}
+
+bool ppl_mad_sum(uint8_t* dst, const uint8_t* base, const uint8_t* src, const uint8_t* table, size_t len,
+                 uint32_t* sum) {
+  static const bool avx512bw = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  if (!avx512bw || len % 64) return false;
+  *sum = ppl_mad_sum_avx512(dst, base, src, table, len);
+  return true;
+}
+
+uint32_t ppl_xor_sum(uint8_t* dst, const uint8_t* const* src, int n, size_t len) {
+  GPR_ASSERT(len % 64 == 0 && n >= 1, "xor and sum of %d sources of %zu bytes", n, len);
+  using Fn = uint32_t (*)(uint8_t*, const uint8_t* const*, int, size_t);
+  static const Fn fn = __builtin_cpu_supports("avx512f") ? ppl_xor_sum_avx512
+                       : __builtin_cpu_supports("avx2")  ? ppl_xor_sum_avx2
+                                                         : ppl_xor_sum_baseline;
+  return fn(dst, src, n, len);
+}
+
+uint32_t ppl_payload_sum(const uint8_t* p, size_t len) {
+  GPR_ASSERT(len % 64 == 0, "payload sum of %zu bytes (a multiple of 64 only)", len);
+  using Fn = uint32_t (*)(const uint8_t*, size_t);
+  static const Fn fn = __builtin_cpu_supports("avx512f") ? ppl_payload_sum_avx512
+                       : __builtin_cpu_supports("avx2")  ? ppl_payload_sum_avx2
+                                                         : ppl_payload_sum_baseline;
+  return fn(p, len);
+}
+
+}  // namespace gpuraid
