@@ -31,7 +31,7 @@ void BenchWriteIntent::enable(Volume& vol, bool on) {
     vol.hooks.write_end = nullptr;
     return;
   }
-  vol.hooks.write_begin = [wi](uint64_t stripe, uint32_t reactor) { return wi->begin(stripe, reactor); };
+  vol.hooks.write_begin = [wi](uint64_t stripe, uint32_t reactor, IntentWait* w) { return wi->begin(stripe, reactor, w); };
   vol.hooks.write_end = [wi](uint64_t stripe, uint32_t reactor) { wi->end(stripe, reactor); };
 }
 

@@ -55,6 +55,7 @@ bool make_engine_config(const DaemonOptions& o, EngineConfig* cfg, std::string* 
   cfg->arena_bytes = arena;
   cfg->nvme_passthru = o.nvme_passthru;
   cfg->write_gather_us = o.write_gather_us;
+  Drive::set_metadata_timeout_ms(o.metadata_timeout_ms);
   cfg->parity_factory = [kind, gpu] {
     std::string e;
     return make_parity_backend(kind, gpu, &e);

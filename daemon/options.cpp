@@ -40,6 +40,11 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
                  "longest a sequential parity write waits for the rest of its stripe, in microseconds (0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
+  app.add_option("--metadata-timeout-ms", o->metadata_timeout_ms,
+                 "time limit of every metadata write or flush (superblocks, write-intent bitmap); a member that "
+                 "does not answer within it is failed (missing, for a lost fabrics path) and its volumes go on")
+      ->capture_default_str()
+      ->check(CLI::Range(100u, 600000u));
   app.add_option("--scan", o->scan, "where members may be found if their recorded path changed (repeatable)");
   app.add_option("--nbd-dir", o->nbd_dir, "directory of NBD sockets by default (default: the state dir)");
   app.add_option("--ublk-queues", o->ublk_queues, "queues per ublk device (default 0: one per reactor)")

@@ -25,6 +25,7 @@ struct DaemonOptions {
   AcceleratorWords gpu;  // --gpu-*
   std::string arena = "64M";
   uint32_t write_gather_us = 1000;  // EngineConfig::write_gather_us
+  uint32_t metadata_timeout_ms = 10000;  // Drive::set_metadata_timeout_ms
   std::vector<std::string> scan;
   std::string nbd_dir;
   uint32_t ublk_queues = 0;   // 0: one per reactor

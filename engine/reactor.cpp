@@ -545,8 +545,12 @@ bool Reactor::poll(bool block, int timeout_ms) {
   struct Release {
     std::atomic<pid_t>& p;
     pid_t was;
-    ~Release() { p.store(was, std::memory_order_release); }
+    ~Release() {
+      t_poll_depth_--;
+      p.store(was, std::memory_order_release);
+    }
   } release{poller_, was};
+  t_poll_depth_++;
   t_current_ = this;
   return turn(block, timeout_ms);
 }
@@ -604,7 +608,9 @@ bool Reactor::poll_if_idle() {
   }
   Reactor* was = t_current_;
   t_current_ = this;
+  t_poll_depth_++;
   turn(false, 0);
+  t_poll_depth_--;
   t_current_ = was;
   poller_.store(0, std::memory_order_release);
   return true;

@@ -163,6 +163,9 @@ class Reactor {
   bool post_once(Task* t);
   // The reactor the calling thread owns (set by poll() and claim()).
   static Reactor* current();
+  // Whether the calling thread is inside a reactor's poll() (running its
+  // completions and tasks): code there must never block.
+  static bool in_poll() { return t_poll_depth_ > 0; }
   static void set_current(Reactor* r);
   // The calling thread drives this reactor from now on (submitters call it
   // before their first data-path call; poll() does it too). Checks that no
@@ -194,6 +197,7 @@ class Reactor {
   // call, and poll() asks on every turn).
   static pid_t this_tid();
   static inline thread_local Reactor* t_current_ = nullptr;
+  static inline thread_local uint32_t t_poll_depth_ = 0;
   void push_inbox(Task* t);
   void append_deferred(Task* t);
   void run_task(Task* t);

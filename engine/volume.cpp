@@ -22,6 +22,7 @@ constexpr uint32_t kMaintenanceOps = kMaxRebuildStripesInFlight;
 void OpPoolDeleter::operator()(OpPool* p) const { delete p; }
 
 Volume::~Volume() {
+  meta_.drain();  // failures still being persisted (their hooks are the owner's)
   for (uint32_t s : owned_slots_) engine_.detach(int(s));
 }
 
@@ -371,19 +372,17 @@ bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
   const uint64_t bit = 1ull << member;
   auto settled = [&] { return (failed_.load(std::memory_order_acquire) & ~missing_.load(std::memory_order_acquire)) & bit; };
   if (settled()) return false;
-  uint64_t also = 0;  // members that could not take the superblock saying so
   {
     std::lock_guard<std::mutex> g(fail_mu_);
     if (settled() || (only_missing && !(missing_.load() & bit))) return false;
     // A member being rebuilt that fails again stops being rebuilt.
     if (rebuilding_.load() & bit) rebuilding_.store(0);
-    if (hooks.persist_failure) also = hooks.persist_failure(member, err);
-    const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
+    if (hooks.before_failure) hooks.before_failure(member, false);
+    holds_.fetch_add(1, std::memory_order_acq_rel);  // before any op can skip it
+    failed_.fetch_or(bit, std::memory_order_acq_rel);
     missing_.fetch_and(~bit, std::memory_order_acq_rel);
-    if (events_.member_failed) events_.member_failed(member, err);
-    report_if_group_failed(before | bit | rebuilding_.load());
   }
-  members_error(also & ~bit, -EIO);  // outside fail_mu_: each persists in turn
+  persist_later(member, err, false);
   return true;
 }
 
@@ -391,19 +390,69 @@ bool Volume::mark_missing(uint32_t member, int err) {
   if (member >= geo_.members) return false;
   const uint64_t bit = 1ull << member;
   if (failed_.load(std::memory_order_acquire) & bit) return false;
-  uint64_t also = 0;
   {
     std::lock_guard<std::mutex> g(fail_mu_);
     if (failed_.load(std::memory_order_acquire) & bit) return false;
     if (rebuilding_.load() & bit) rebuilding_.store(0);
-    if (hooks.persist_missing) also = hooks.persist_missing(member);
+    if (hooks.before_failure) hooks.before_failure(member, true);
+    holds_.fetch_add(1, std::memory_order_acq_rel);
     missing_.fetch_or(bit, std::memory_order_acq_rel);
-    const uint64_t before = failed_.fetch_or(bit, std::memory_order_acq_rel);
-    if (events_.member_missing) events_.member_missing(member, err);
-    report_if_group_failed(before | bit | rebuilding_.load());
+    failed_.fetch_or(bit, std::memory_order_acq_rel);
   }
-  members_error(also & ~bit, -EIO);
+  persist_later(member, err, true);
   return true;
+}
+
+// On the worker, in the order the failures took effect: the superblocks
+// say so, the events go out, members that could not take that write fail
+// next (queued behind), and the requests held meanwhile are released once
+// none is pending.
+void Volume::persist_later(uint32_t member, int err, bool missing) {
+  auto job = [this, member, err, missing] {
+    const uint64_t bit = 1ull << member;
+    uint64_t also = 0;
+    if (missing) {
+      if (hooks.persist_missing) also = hooks.persist_missing(member);
+      if (events_.member_missing) events_.member_missing(member, err);
+    } else {
+      if (hooks.persist_failure) also = hooks.persist_failure(member, err);
+      if (events_.member_failed) events_.member_failed(member, err);
+    }
+    report_if_group_failed(failed_.load() | rebuilding_.load());
+    members_error(also & ~bit, -EIO);
+    release_acks();
+  };
+  // Lockstep (deterministic tests): here and now, as the one thread runs
+  // everything in a fixed order; a real disk never hangs there.
+  if (engine_.reactor(0).lockstep()) return job();
+  meta_.post(std::move(job));
+  wait_persisted();
+}
+
+void Volume::wait_persisted() {
+  if (Reactor::in_poll() || meta_.on_worker()) return;
+  meta_.drain();
+}
+
+bool Volume::hold_ack(Op* op, void (*resume)(Op*)) {
+  std::lock_guard<std::mutex> g(hold_mu_);
+  if (holds_.load(std::memory_order_acquire) == 0) return false;
+  op->resume_fn = resume;
+  held_.push_back(op);
+  return true;
+}
+
+void Volume::release_acks() {
+  std::vector<Op*> go;
+  {
+    std::lock_guard<std::mutex> g(hold_mu_);
+    if (holds_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    go.swap(held_);
+  }
+  for (Op* op : go) {
+    auto fn = op->resume_fn;
+    resume_on_home(op, fn);
+  }
 }
 
 void Volume::member_error(uint32_t member, int err) {

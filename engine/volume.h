@@ -13,7 +13,9 @@
 #include "engine/codec.h"
 #include "engine/engine.h"
 #include "engine/geometry.h"
+#include "engine/intent_wait.h"
 #include "engine/io_request.h"
+#include "engine/meta_worker.h"
 #include "engine/ops/op_pool.h"
 #include "engine/stripe_lock.h"
 #include "engine/volume_stats.h"
@@ -33,11 +35,13 @@ struct OpPoolDeleter {
 class Volume {
  public:
   struct Events {
-    // Called once per member failure, from the reactor thread that saw it.
+    // Called once per member failure, once it is persisted (on the
+    // volume's metadata worker, or the control thread that failed it).
     std::function<void(uint32_t member, int err)> member_failed;
     // Called once when failures exceed what the level survives.
     std::function<void()> group_failed;
-    // Called once per member that went missing (path lost, see mark_missing).
+    // Called once per member that went missing (path lost, see mark_missing),
+    // like member_failed.
     std::function<void(uint32_t member, int err)> member_missing;
   };
 
@@ -84,18 +88,20 @@ class Volume {
   uint64_t unusable_mask() const { return failed_mask() | rebuilding_.load(std::memory_order_acquire); }
   bool failed() const { return !geo_.survives(unusable_mask()); }
   // Marks a member failed (an I/O error, a vanished drive, or an operator).
-  // The failure is persisted (hooks.persist_failure) before it takes
-  // effect, so no write that skips the member completes before the
-  // superblocks say it failed; members that could not take that metadata
-  // write fail in turn (each once: it ends). Returns true when this call
-  // changed its state.
+  // It takes effect in memory at once (no op writes it from now on); the
+  // volume's metadata worker persists it (hooks.persist_failure), and until
+  // then no request of the volume completes, so that no write that skipped
+  // the member is acknowledged before the superblocks say it failed. On a
+  // reactor this never blocks; elsewhere it returns once persisted. Members
+  // that could not take that metadata write fail in turn (each once: it
+  // ends). Returns true when this call changed its state.
   // A missing member is failed for good by this call.
   bool fail_member(uint32_t member, int err) { return fail_if(member, err, false); }
   // Fails the member only if it is (still) missing, atomically with its return.
   bool fail_missing_member(uint32_t member, int err) { return fail_if(member, err, true); }
   // Marks an active (or rebuilding) member missing: its path is gone but may
   // come back. I/O treats it like a failed member (reads reconstruct, writes
-  // skip it); hooks.persist_missing runs first. Returns true when this call
+  // skip it); persisted like a failure (hooks.persist_missing). Returns true when this call
   // changed its state. It leaves that state by start_rebuild (it returned)
   // or fail_member.
   bool mark_missing(uint32_t member, int err);
@@ -105,26 +111,41 @@ class Volume {
   void member_error(uint32_t member, int err);
   // member_error for each member of the mask (metadata writes that failed).
   void members_error(uint64_t members, int err);
+  // Failures (and losses) taken effect but not yet persisted: requests that
+  // finish meanwhile are held (hold_ack) until they are.
+  bool acks_held() const { return holds_.load(std::memory_order_acquire) != 0; }
+  // Holds a finishing op until every pending failure is persisted, then
+  // resumes it on its reactor with resume(op). False (nothing held) when
+  // none is pending any more.
+  bool hold_ack(Op* op, void (*resume)(Op*));
+  // Waits until the failures taken effect so far are persisted (control
+  // threads; at once on a reactor or the worker itself).
+  void wait_persisted();
 
   // Resilience hooks, set by the drive group before I/O starts.
   struct Hooks {
     // Parity of this stripe may be stale (write-intent bitmap, init):
     // writes there must not use read-modify-write.
     std::function<bool(uint64_t stripe)> parity_suspect;
-    // Around the member writes of a redundant write (write-intent bitmap);
-    // begin may block until the region is marked dirty on disk. begin
-    // returns the members whose bitmap write failed: the op fails them
-    // (member_error) before writing, and fails with -EIO if the group does
-    // not survive that. end runs whatever begin returned. reactor: the
-    // op's home (the bitmap counts writes in flight per reactor).
-    std::function<uint64_t(uint64_t stripe, uint32_t reactor)> write_begin;
+    // Around the member writes of a redundant write (write-intent bitmap).
+    // begin never blocks: true when the region is dirty on disk already;
+    // false when its bit must be written first, and then w->ready runs
+    // (from the bitmap's worker) once it is, with the members whose bitmap
+    // write failed: the op fails them (member_error) before writing, and
+    // fails with -EIO if the group does not survive that. end runs whatever
+    // begin returned. reactor: the op's home (the bitmap counts writes in
+    // flight per reactor).
+    std::function<bool(uint64_t stripe, uint32_t reactor, IntentWait* w)> write_begin;
     std::function<void(uint64_t stripe, uint32_t reactor)> write_end;
-    // Runs before a member failure takes effect (persist it); may block.
-    // Returns the other members whose metadata write failed meanwhile:
-    // they are failed next (member_error), once this failure took effect.
+    // Runs as a failure (missing: a loss) takes effect, before any write
+    // can skip the member, under the failure lock; must not block.
+    std::function<void(uint32_t member, bool missing)> before_failure;
+    // Persists a member failure, on the volume's metadata worker once it
+    // took effect (or on the control thread that failed it); may block,
+    // within the metadata time limit. Returns the other members whose
+    // metadata write failed meanwhile: they are failed next (member_error).
     std::function<uint64_t(uint32_t member, int err)> persist_failure;
-    // Runs before a member goes missing (persist it); may block. Returns
-    // like persist_failure.
+    // Persists a member going missing, like persist_failure.
     std::function<uint64_t(uint32_t member)> persist_missing;
     // Whether an I/O error of this member is a lost path (it goes missing)
     // rather than a dead drive; may block briefly. Empty: always dead.
@@ -198,6 +219,10 @@ class Volume {
   void end_split(Reactor& r, IoRequest* req);
   void report_if_group_failed(uint64_t unusable);
   bool fail_if(uint32_t member, int err, bool only_missing);
+  // A failure (missing: a loss) took effect: persisted on the worker, the
+  // held requests released after.
+  void persist_later(uint32_t member, int err, bool missing);
+  void release_acks();
 
   Engine& engine_;
   Geometry geo_;
@@ -213,12 +238,17 @@ class Volume {
   std::atomic<uint64_t> rebuilding_{0};
   std::atomic<uint64_t> missing_{0};  // subset of failed_
   std::atomic<uint64_t> rebuild_cp_{0};
-  std::mutex fail_mu_;  // serializes failure persistence (control path)
+  std::mutex fail_mu_;  // serializes failures taking effect (never held across I/O)
+  // Failures taken effect, not yet persisted, and the ops held meanwhile.
+  std::atomic<uint32_t> holds_{0};
+  std::mutex hold_mu_;
+  std::vector<Op*> held_;
   std::vector<Op*> rebuilt_ahead_;
   std::atomic<bool> group_failed_reported_{false};
   StripeLockTable locks_;
   std::vector<std::unique_ptr<OpPool, OpPoolDeleter>> op_pools_;  // one per reactor
   Events events_;
+  MetaWorker meta_{"gpuraid-fail"};  // last: drained first when the volume goes
 };
 
 }  // namespace gpuraid

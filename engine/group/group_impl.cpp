@@ -179,12 +179,10 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   vol->hooks.parity_suspect = [this](uint64_t stripe) {
     return wi->suspect_stripe(stripe) || (!initialized.load(std::memory_order_relaxed) && stripe >= bg->init_checkpoint());
   };
-  vol->hooks.write_begin = [this](uint64_t stripe, uint32_t reactor) { return wi->begin(stripe, reactor); };
+  wi->set_inline(vol->engine().reactor(0).lockstep());
+  vol->hooks.write_begin = [this](uint64_t stripe, uint32_t reactor, IntentWait* w) { return wi->begin(stripe, reactor, w); };
   vol->hooks.write_end = [this](uint64_t stripe, uint32_t reactor) { wi->end(stripe, reactor); };
-  vol->hooks.persist_failure = [this](uint32_t m, int) {
-    wi->set_tracking_failed(true);  // a re-add rebuilds only what it missed (see WriteIntent)
-    return persist_slot_state(m, SlotState::Failed);
-  };
+  vol->hooks.persist_failure = [this](uint32_t m, int) { return persist_slot_state(m, SlotState::Failed); };
   Volume::Events ev;
   ev.member_missing = [this](uint32_t m, int e) {
     emit(GroupEvent::MemberMissing, int(m), std::string("member ") + std::to_string(m) + " is missing (path lost: " +

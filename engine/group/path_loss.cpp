@@ -15,11 +15,14 @@
 namespace gpuraid {
 
 void Group::Impl::wire_path_loss() {
-  vol->hooks.persist_missing = [this](uint32_t m) {
-    wi->set_tracking(true);  // before the member counts as failed: no skipping write goes unrecorded
+  // Before the member counts as failed or missing: no write that skips it
+  // goes unrecorded (a re-add rebuilds only what it missed, see WriteIntent).
+  vol->hooks.before_failure = [this](uint32_t m, bool missing) {
+    if (!missing) return wi->set_tracking_failed(true);
+    wi->set_tracking(true);
     missing_deadline_ns[m] = mono_ns() + missing_timeout_ns.load();
-    return persist_slot_state(m, SlotState::Missing);
   };
+  vol->hooks.persist_missing = [this](uint32_t m) { return persist_slot_state(m, SlotState::Missing); };
   vol->hooks.path_lost = [this](uint32_t m, int err) {
     std::lock_guard<std::mutex> l(policy_mu);
     return path_policy && path_policy(m, err);

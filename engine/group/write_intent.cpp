@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <condition_variable>
+#include <cstring>
 
 #include "engine/group/metadata_io.h"
 
@@ -51,29 +53,118 @@ bool WriteIntent::any_inflight(uint64_t r) const {
 
 WriteIntent::BlockWrite WriteIntent::write_block(uint64_t region, std::string* why) {
   const uint64_t block = region / 8 / 4096;
+  const std::vector<BitmapCopy> to = writable_();
+  // Every member's write and flush at once, on their own lanes: one slow
+  // or hung member costs the round one time limit, not one per member.
+  std::vector<MetaLane::Ticket> t(to.size());
+  const uint64_t off = block * 4096;
+  uint8_t img[4096] = {};
+  if (off < bits_.size()) memcpy(img, bits_.data() + off, std::min<uint64_t>(4096, bits_.size() - off));
+  for (size_t i = 0; i < to.size(); i++)
+    if (MetaLane* lane = to[i].drive->meta_lane())
+      t[i] = lane->submit([off](const MetaTarget& d, uint8_t* b) {
+        const int r = d.write(b, 4096, kBitmapOffset + off);
+        return r ? r : d.flush();
+      }, 4096, img);
+  const uint64_t deadline = MetaLane::deadline_after(Drive::metadata_timeout_ns());
   BlockWrite w;
-  for (const BitmapCopy& c : writable_()) {
-    std::string e;
-    if (write_bitmap_block(*c.drive, bits_.data(), bits_.size(), block, &e)) {
+  for (size_t i = 0; i < to.size(); i++) {
+    const int r = t[i] ? to[i].drive->meta_lane()->wait(t[i], deadline) : -EBADF;
+    if (r == 0) {
       w.landed++;
-    } else {
-      if (why && why->empty()) *why = "member " + std::to_string(c.member) + ": " + e;
-      w.failed |= 1ull << c.member;
+      continue;
     }
+    if (why && why->empty())
+      *why = "member " + std::to_string(to[i].member) + ": cannot write the write-intent bitmap of " +
+             to[i].drive->path() + ": " + strerror(-r);
+    w.failed |= 1ull << to[i].member;
   }
   return w;
 }
 
-uint64_t WriteIntent::begin(uint64_t stripe, uint32_t reactor) {
+bool WriteIntent::begin(uint64_t stripe, uint32_t reactor, IntentWait* w) {
   const uint64_t r = region_of_stripe(stripe);
   inflight(reactor, r).fetch_add(1, std::memory_order_seq_cst);
-  if (dirty_[r].load(std::memory_order_seq_cst)) return 0;
-  std::lock_guard<std::mutex> g(mu_);
-  if (dirty_[r].load()) return 0;
-  bits_[r / 8] |= uint8_t(1u << (r % 8));
-  const BlockWrite w = write_block(r, nullptr);
-  // With no copy landed (no writable member left) the next writer tries again.
-  if (w.landed) dirty_[r].store(1, std::memory_order_seq_cst);
+  if (dirty_[r].load(std::memory_order_seq_cst)) return true;
+  bool post = false;
+  {
+    std::lock_guard<std::mutex> g(wait_mu_);
+    // The round marks regions dirty before it takes their waiters (under
+    // wait_mu_): seen dirty here, or this waiter is taken by that round.
+    if (dirty_[r].load(std::memory_order_seq_cst)) return true;
+    asked_.push_back(r);
+    waiting_.emplace_back(r, w);
+    post = !round_queued_;
+    round_queued_ = true;
+  }
+  if (post && inline_) dirty_round();
+  else if (post) worker_.post([this] { dirty_round(); });
+  return false;
+}
+
+void WriteIntent::dirty_round() {
+  std::vector<uint64_t> regions;
+  {
+    std::lock_guard<std::mutex> g(wait_mu_);
+    round_queued_ = false;
+    regions.swap(asked_);
+  }
+  std::sort(regions.begin(), regions.end());
+  regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+  std::vector<std::pair<uint64_t, uint64_t>> result;  // region, members failed
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (uint64_t r : regions) bits_[r / 8] |= uint8_t(1u << (r % 8));
+    // One write per bitmap block (a block covers 32768 regions).
+    for (size_t i = 0; i < regions.size();) {
+      const uint64_t block = regions[i] / 8 / 4096;
+      size_t j = i;
+      while (j < regions.size() && regions[j] / 8 / 4096 == block) j++;
+      bool all_dirty = true;  // asked twice, dirtied by the first round: nothing to write
+      for (size_t x = i; x < j; x++) all_dirty &= dirty_[regions[x]].load() != 0;
+      const BlockWrite w = all_dirty ? BlockWrite{1, 0} : write_block(regions[i], nullptr);
+      for (size_t x = i; x < j; x++) {
+        // With no copy landed (no writable member left) the next writer tries again.
+        if (w.landed) dirty_[regions[x]].store(1, std::memory_order_seq_cst);
+        result.emplace_back(regions[x], w.failed);
+      }
+      i = j;
+    }
+  }
+  std::vector<std::pair<IntentWait*, uint64_t>> ready;
+  {
+    std::lock_guard<std::mutex> g(wait_mu_);
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      auto hit = std::lower_bound(result.begin(), result.end(), std::make_pair(it->first, uint64_t(0)),
+                                  [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (hit == result.end() || hit->first != it->first) {
+        ++it;
+        continue;
+      }
+      ready.emplace_back(it->second, hit->second);
+      it = waiting_.erase(it);
+    }
+  }
+  for (auto& [w, failed] : ready) w->ready(w, failed);
+}
+
+uint64_t WriteIntent::begin_wait(uint64_t stripe, uint32_t reactor) {
+  struct Wait : IntentWait {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    uint64_t failed = 0;
+  } w;
+  w.ready = [](IntentWait* iw, uint64_t failed) {
+    auto* x = static_cast<Wait*>(iw);
+    std::lock_guard<std::mutex> l(x->mu);
+    x->failed = failed;
+    x->done = true;
+    x->cv.notify_all();
+  };
+  if (begin(stripe, reactor, &w)) return 0;
+  std::unique_lock<std::mutex> l(w.mu);
+  w.cv.wait(l, [&] { return w.done; });
   return w.failed;
 }
 

@@ -4,12 +4,16 @@
 // stop, only regions whose bit is set need their parity recomputed.
 //
 // Fast path (region already dirty on disk): two atomic operations, no
-// lock. Dirtying a region writes one bitmap block to every member
-// synchronously (rare: once per region until it is cleared again).
+// lock. Dirtying a region (rare: once per region until it is cleared
+// again) never blocks the writer's reactor: the write waits, and the
+// bitmap's worker thread writes the block to every member at once (each
+// within the metadata time limit, Drive::metadata_timeout_ns), then hands
+// the writes that waited for it back to their reactors. Regions asked for
+// while a block is being written go out together in the next round.
 //
 // A member whose bitmap write (or flush) fails is reported to the caller,
 // which fails it through the volume: this class never calls into the
-// volume's failure paths itself (they persist superblocks and may block).
+// volume's failure paths itself.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -19,7 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/intent_wait.h"
 #include "engine/io/drive.h"
+#include "engine/meta_worker.h"
 
 namespace gpuraid {
 
@@ -50,11 +56,18 @@ class WriteIntent {
   uint64_t stripes_per_region() const { return region_bytes_ / strip_; }
 
   // Opens a write into the stripe's region (end() closes it, whatever this
-  // returned). Returns the members whose bitmap write failed: the caller
-  // fails them before writing. The region counts as dirty once one copy
-  // landed, so it is dirty on every member that is not failed.
-  // reactor: the caller's (both calls of one write on the same one).
-  uint64_t begin(uint64_t stripe, uint32_t reactor = 0);
+  // returned). True when the region is dirty on disk already; false when
+  // its bit must be written first: w->ready(w, failed) runs on the
+  // bitmap's worker once it is, with the members whose bitmap write failed
+  // (the caller fails them before writing). The region counts as dirty
+  // once one copy landed, so it is dirty on every member that is not
+  // failed. reactor: the caller's (both calls of one write on the same one).
+  bool begin(uint64_t stripe, uint32_t reactor, IntentWait* w);
+  // begin() that waits here (control paths, tests): the failed members.
+  uint64_t begin_wait(uint64_t stripe, uint32_t reactor = 0);
+  // Lockstep engines (deterministic tests): begin() writes the bit itself,
+  // so that the run stays a function of its input.
+  void set_inline(bool on) { inline_ = on; }
   void end(uint64_t stripe, uint32_t reactor = 0);
   struct ClearResult {
     size_t cleared = 0;   // regions whose bit was cleared on disk
@@ -105,14 +118,23 @@ class WriteIntent {
     uint32_t landed = 0;  // copies written
     uint64_t failed = 0;  // members whose copy failed
   };
-  // Writes the block holding `region`'s bit to every writable member.
+  // Writes the block holding `region`'s bit to every writable member (at
+  // once, each within the metadata time limit). Under mu_.
   BlockWrite write_block(uint64_t region, std::string* why);
+  // The worker's round: the regions asked for since the last one.
+  void dirty_round();
   uint64_t regions_, region_bytes_;
   uint32_t strip_;
   int region_shift_ = -1;  // log2(stripes per region), or -1
   std::function<std::vector<BitmapCopy>()> writable_;
   std::mutex mu_;                    // serializes bitmap writes
   std::vector<uint8_t> bits_;        // the on-disk image (guarded by mu_)
+  // Regions to dirty and the writes waiting for them (under wait_mu_).
+  std::mutex wait_mu_;
+  std::vector<uint64_t> asked_;
+  std::vector<std::pair<uint64_t, IntentWait*>> waiting_;  // region, waiter
+  bool round_queued_ = false;
+  bool inline_ = false;
   std::atomic<uint32_t>& inflight(uint32_t reactor, uint64_t r) {
     const size_t n = inflight_.size();  // most often one shard per reactor: no division
     return inflight_[reactor < n ? reactor : reactor % n][r];
@@ -128,6 +150,7 @@ class WriteIntent {
   std::atomic<bool> tracking_failed_{false};
   // missed_[r]: not missed; missed, known in memory only; missed and kept dirty on disk.
   static constexpr uint8_t kNotMissed = 0, kMissedInMemory = 1, kMissedKeptDirty = 2;
+  MetaWorker worker_{"gpuraid-bitmap"};  // last: drained first when this goes
 };
 
 }  // namespace gpuraid

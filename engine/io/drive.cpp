@@ -37,31 +37,40 @@ bool parse_drive_type(const std::string& s, DriveType* out) {
   return true;
 }
 
+static std::atomic<uint64_t> g_metadata_timeout_ns{10'000'000'000ull};
+
+void Drive::set_metadata_timeout_ms(uint64_t ms) { g_metadata_timeout_ns.store(ms * 1'000'000ull); }
+uint64_t Drive::metadata_timeout_ns() { return g_metadata_timeout_ns.load(std::memory_order_relaxed); }
+
+// The lane works on a descriptor of its own (see meta_lane.h).
+void Drive::start_lane() {
+  if (fd_ < 0) return;
+  MetaTarget t;
+  t.fd = fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  t.type = type_;
+  t.nsid = nsid_;
+  t.lba_shift = lba_shift_;
+  t.max_io = max_io_;
+  t.faults = faults_;
+  lane_ = std::make_unique<MetaLane>(std::move(t));
+}
+
 int Drive::sync_read(void* buf, size_t len, uint64_t off) {
-  if (fd_ < 0) return -EBADF;
-  if (faults_.active())
-    if (int e = faults_.on_sync(FaultInjector::SyncKind::Read)) return e;
-  if (type_ == DriveType::NvmeChar) return nvme_sync_cmd(fd_, NvmeIo::Read, nsid_, lba_shift_, max_io_, buf, len, off);
-  ssize_t n = pread(fd_, buf, len, off_t(off));
-  return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
+  if (!lane_) return -EBADF;
+  return lane_->run([len, off](const MetaTarget& t, uint8_t* b) { return t.read(b, len, off); }, len, nullptr, buf,
+                    metadata_timeout_ns());
 }
 
 int Drive::sync_write(const void* buf, size_t len, uint64_t off) {
-  if (fd_ < 0) return -EBADF;
-  if (faults_.active())
-    if (int e = faults_.on_sync(FaultInjector::SyncKind::Write)) return e;
-  if (type_ == DriveType::NvmeChar)
-    return nvme_sync_cmd(fd_, NvmeIo::Write, nsid_, lba_shift_, max_io_, const_cast<void*>(buf), len, off);
-  ssize_t n = pwrite(fd_, buf, len, off_t(off));
-  return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
+  if (!lane_) return -EBADF;
+  return lane_->run([len, off](const MetaTarget& t, uint8_t* b) { return t.write(b, len, off); }, len, buf, nullptr,
+                    metadata_timeout_ns());
 }
 
 int Drive::sync_flush() {
-  if (fd_ < 0) return -EBADF;
-  if (faults_.active())
-    if (int e = faults_.on_sync(FaultInjector::SyncKind::Flush)) return e;
-  if (type_ == DriveType::NvmeChar) return nvme_sync_cmd(fd_, NvmeIo::Flush, nsid_, lba_shift_, max_io_, nullptr, 0, 0);
-  return fdatasync(fd_) == 0 ? 0 : -errno;
+  if (!lane_) return -EBADF;
+  return lane_->run([](const MetaTarget& t, uint8_t*) { return t.flush(); }, 0, nullptr, nullptr,
+                    metadata_timeout_ns());
 }
 
 DriveType guess_drive_type(const std::string& path) {
@@ -124,6 +133,12 @@ std::unique_ptr<Drive> Drive::open_nvme_char(std::unique_ptr<Drive> d, std::stri
 }
 
 std::unique_ptr<Drive> Drive::open(const DriveSpec& spec, std::string* err) {
+  std::unique_ptr<Drive> d = open_unlaned(spec, err);
+  if (d) d->start_lane();
+  return d;
+}
+
+std::unique_ptr<Drive> Drive::open_unlaned(const DriveSpec& spec, std::string* err) {
   std::unique_ptr<Drive> d(new Drive());
   d->type_ = spec.type;
   d->path_ = spec.path;

@@ -11,6 +11,7 @@
 
 #include "engine/io/drive_identity.h"
 #include "engine/io/fault_injector.h"
+#include "engine/io/meta_lane.h"
 
 namespace gpuraid {
 
@@ -51,16 +52,26 @@ class Drive {
   // What file or device it is, whatever path named it (see drive_identity.h).
   const DriveIdentity& identity() const { return identity_; }
   // Synchronous I/O off the data path (metadata, probes): pread/pwrite/
-  // fdatasync, or NVMe commands by ioctl on an nvme-char drive. Return 0 or
-  // -errno (a short transfer or an NVMe status is -EIO).
+  // fdatasync, or NVMe commands by ioctl on an nvme-char drive, run on the
+  // drive's metadata lane (meta_lane.h) within the metadata time limit.
+  // Return 0 or -errno (a short transfer or an NVMe status is -EIO; past
+  // the time limit -ETIMEDOUT). Never call them on a reactor.
   int sync_read(void* buf, size_t len, uint64_t off);
   int sync_write(const void* buf, size_t len, uint64_t off);
   int sync_flush();
+  // The lane itself, to issue to several drives at once (nullptr for null
+  // drives, which have no storage).
+  MetaLane* meta_lane() { return lane_.get(); }
+  // The time limit of every synchronous metadata I/O (all drives; the
+  // daemon's --metadata-timeout-ms). Default 10 s.
+  static void set_metadata_timeout_ms(uint64_t ms);
+  static uint64_t metadata_timeout_ns();
   // Fault injection: always present, inactive unless a test arms it.
-  FaultInjector& faults() { return faults_; }
+  FaultInjector& faults() { return *faults_; }
 
  private:
   Drive() = default;
+  static std::unique_ptr<Drive> open_unlaned(const DriveSpec& spec, std::string* err);
   static std::unique_ptr<Drive> open_nvme_char(std::unique_ptr<Drive> d, std::string* err);
   DriveType type_ = DriveType::File;
   std::string path_;
@@ -71,7 +82,10 @@ class Drive {
   bool unlink_on_close_ = false;
   bool volatile_cache_ = true;
   DriveIdentity identity_;
-  FaultInjector faults_;
+  // Shared with the metadata lane's thread, which may outlive the drive.
+  std::shared_ptr<FaultInjector> faults_ = std::make_shared<FaultInjector>();
+  std::unique_ptr<MetaLane> lane_;
+  void start_lane();
 };
 
 // Why two of these drives are one storage (the same file or device by two

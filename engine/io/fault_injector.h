@@ -27,6 +27,11 @@ class FaultInjector {
     // write-hole guard's log entries) land: what a crash between a stripe's
     // log and its data/parity writes leaves (a torn stripe, on purpose).
     kDropPlainWrites = 1u << 6,
+    // Synchronous writes and flushes (metadata) never answer until this is
+    // disarmed: a device behind a lost path, a hung controller. The data
+    // path is untouched. (Drive's metadata lane gives up on them after its
+    // time limit; see meta_lane.h.)
+    kHangSyncWrites = 1u << 7,
   };
   enum class SyncKind { Read, Write, Flush };
   enum class Action { Issue, FailEio, FailNoDev, Shorten, Drop };
@@ -53,6 +58,11 @@ class FaultInjector {
   // At completion: the result to report instead of `res` (which it returns
   // unchanged unless a fault is armed now).
   int on_complete(bool is_write, int res);
+  // Whether a synchronous I/O of kind k must hang now (kHangSyncWrites).
+  bool hangs(SyncKind k) const {
+    return k != SyncKind::Read && (modes_.load(std::memory_order_relaxed) & kHangSyncWrites);
+  }
+  void disarm(uint32_t modes) { modes_.fetch_and(~modes); }
   // A synchronous I/O (no latency added): 0 to do it, or the error to
   // return instead (a short transfer there is -EIO, as Drive reports it).
   int on_sync(SyncKind k);

@@ -32,9 +32,16 @@ uint32_t member_of(Op* op, uint32_t role) { return role_member(op->vol->geometry
 
 // Repairs write into regions that may be clean: they hold the write
 // intent like foreground writes, so a crash mid-repair is resynced. A
-// member whose bitmap write failed is failed (and not written); false when
-// the group does not survive that.
-bool begin_repair(Op* op) { return op->maint.kind != M::ScrubRepair || begin_write_intent(op); }
+// member whose bitmap write failed is failed (and not written); then(op)
+// runs once the intent is open, op->intent_ok false when the group does
+// not survive that.
+static void begin_repair(Op* op, void (*then)(Op*)) {
+  if (op->maint.kind != M::ScrubRepair) {
+    op->intent_ok = true;
+    return then(op);
+  }
+  begin_write_intent(op, then);
+}
 
 void writes_done(Op* op) {
   // Errors first: a member a repair could not write is failed (and the
@@ -52,6 +59,8 @@ void write_role(Op* op, uint32_t member, uint8_t* buf) {
 }
 
 // --- mirrors -------------------------------------------------------------
+
+static void mirror_write_targets(Op* op);
 
 void mirror_reads_done(Op* op) {
   Volume* v = op->vol;
@@ -84,13 +93,26 @@ void mirror_reads_done(Op* op) {
       }
     }
   }
-  if (targets && !begin_repair(op)) return finish_maintenance(op, -EIO);
+  op->maint.targets = targets;
+  for (uint64_t t = targets; t; t &= t - 1) op->maint.src_of[__builtin_ctzll(t)] = src_of[__builtin_ctzll(t)];
+  if (!targets) {
+    op->intent_ok = true;
+    return mirror_write_targets(op);
+  }
+  begin_repair(op, mirror_write_targets);
+}
+
+// The copies to write, once the write intent (a repair's) is open.
+static void mirror_write_targets(Op* op) {
+  if (!op->intent_ok) return finish_maintenance(op, -EIO);
+  Volume* v = op->vol;
+  uint64_t targets = op->maint.targets;
   if (op->maint.res->mismatch_rows && op->maint.kind == M::ScrubRepair) op->maint.res->repaired = true;
   if (op->maint.kind != M::Rebuild) targets &= ~v->failed_mask();  // failed by the write intent
   begin_phase(op, writes_done);
   for (uint64_t t = targets; t; t &= t - 1) {
     const uint32_t m = uint32_t(__builtin_ctzll(t));
-    write_role(op, m, src_of[m]);
+    write_role(op, m, op->maint.src_of[m]);
   }
   end_issue(op);
 }
@@ -232,12 +254,12 @@ void parity_reads_done(Op* op) {
   op->home->parity().submit(&jp, 1);
 }
 
+static void parity_write_back(Op* op);
+
 void parity_computed(ParityJob* job) {
   Op* op = static_cast<Op*>(job->ctx);
   if (job->status < 0) return finish_maintenance(op, -EIO);
-  Volume* v = op->vol;
-  const Geometry& g = v->geometry();
-  const uint32_t k = g.data_strips(), m = g.parity;
+  const uint32_t m = op->vol->geometry().parity;
   const bool scrub = op->maint.kind == M::Scrub || op->maint.kind == M::ScrubRepair;
   if (scrub && job->mismatch_rows) {
     op->maint.res->mismatch_rows = job->mismatch_rows;
@@ -245,9 +267,20 @@ void parity_computed(ParityJob* job) {
       op->maint.res->located_role = locate_corrupt_role(op, op->maint.out);
       if (op->maint.res->located_role >= 0) op->maint.res->located_member = int(member_of(op, uint32_t(op->maint.res->located_role)));
     }
-    if (!begin_repair(op)) return finish_maintenance(op, -EIO);
+    return begin_repair(op, parity_write_back);
   }
-  // After the write intent: a member it failed is not written.
+  op->intent_ok = true;
+  parity_write_back(op);
+}
+
+// What the stripe's maintenance writes, once a repair's write intent is
+// open. After the write intent: a member it failed is not written.
+static void parity_write_back(Op* op) {
+  if (!op->intent_ok) return finish_maintenance(op, -EIO);
+  ParityJob* job = &op->job;
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  const uint32_t k = g.data_strips(), m = g.parity;
   const uint64_t failed = v->failed_mask_for(op->stripe);
   auto write_unless_failed = [&](uint32_t member, uint8_t* buf) {
     if (!(failed >> member & 1)) write_role(op, member, buf);

@@ -93,6 +93,9 @@ struct MaintenanceCtx {
   uint8_t* parity_out[kMaxParity];  // Resync: the parity rows computed
   // Mirrors: per member, the buffer its copy is read into (nullptr: not read).
   uint8_t* copy[kMaxMembers];
+  // Mirrors: the copies to write once the write intent is open, each from src_of[member].
+  uint64_t targets = 0;
+  uint8_t* src_of[kMaxMembers];
 };
 
 struct Op {
@@ -117,6 +120,13 @@ struct Op {
   Op* rider_next = nullptr;
   int rider_result = 0;
   Op* held_next = nullptr;  // held for the rest of its stripe (ops/stripe_gather.h)
+  int held_result = 0;      // its result while held for a failure's persistence (Volume::hold_ack)
+
+  // Waiting for the write-intent bitmap (begin_write_intent).
+  IntentWait intent_wait;
+  uint64_t intent_failed = 0;          // members whose bitmap write failed
+  void (*intent_then)(Op*) = nullptr;  // runs once the intent is open (or failed)
+  bool intent_ok = false;
 
   // Execution state of the current phase: a counted fan-out of member I/Os
   // (begin_phase, issue_member_io, end_issue); phase_done runs once, when
@@ -203,10 +213,12 @@ inline VolumeStats& counters_of(const Op* op) { return op->vol->op_pool(op->home
 bool lock_stripe(Op* op, void (*resume)(Op*));
 void unlock_stripe(Op* op);
 // Opens the write-intent window (hooks.write_begin) for the op's stripe,
-// outside a phase. Members whose bitmap write failed are failed like those
-// whose I/O failed; false when the group does not survive that (the op
-// fails with -EIO, after release_write_intent as always).
-bool begin_write_intent(Op* op);
+// outside a phase, then runs then(op): at once when the region is dirty on
+// disk already, otherwise on the op's reactor once its bit is written.
+// Members whose bitmap write failed are failed like those whose I/O
+// failed; op->intent_ok is false when the group does not survive that (the
+// op fails with -EIO, after release_write_intent as always).
+void begin_write_intent(Op* op, void (*then)(Op*));
 // Ends the write-intent window opened by hooks.write_begin, if any.
 void release_write_intent(Op* op);
 // Runs fn(op) on op's home reactor in its next turn (from any thread).

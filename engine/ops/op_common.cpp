@@ -92,10 +92,18 @@ static void rider_finish(Op* r) {
   put_op(r);
 }
 
+static void finish_held(Op* op);
+
+// No request completes while a member failure that took effect is not yet
+// on disk (Volume::fail_member): it is held, and finishes once it is.
 void finish_op(Op* op, int result) {
   GPR_ASSERT(!op->holds_lock && op->bufs.empty() && op->pending == 0,
              "op %p (kind %d, stripe %llu) finished holding its lock, buffers or member I/O", (void*)op,
              int(op->kind), (unsigned long long)op->stripe);
+  if (__builtin_expect(op->vol->acks_held(), 0)) {
+    op->held_result = result;
+    if (op->vol->hold_ack(op, finish_held)) return;
+  }
   for (Op* r = op->rider_head; r;) {
     Op* n = r->rider_next;
     r->rider_result = result;
@@ -106,6 +114,8 @@ void finish_op(Op* op, int result) {
   put_op(op);
   Volume::finish_part(req, result);
 }
+
+static void finish_held(Op* op) { finish_op(op, op->held_result); }
 
 static void member_io_done(MemberIo* io) {
   Op* op = static_cast<Op*>(io->ctx);
@@ -265,13 +275,32 @@ void unlock_stripe(Op* op) {
   }
 }
 
-bool begin_write_intent(Op* op) {
+// The bitmap's worker: the region's bit is on disk (or failed there).
+static void intent_ready(IntentWait* w, uint64_t failed) {
+  Op* op = static_cast<Op*>(w->owner);
+  op->intent_failed = failed;
+  resume_on_home(op, [](Op* o) {
+    if (o->intent_failed) {
+      o->errored = o->intent_failed;
+      o->io_err = -EIO;
+      o->intent_failed = 0;
+      o->intent_ok = absorb_errors(o);
+    } else {
+      o->intent_ok = true;
+    }
+    o->intent_then(o);
+  });
+}
+
+void begin_write_intent(Op* op, void (*then)(Op*)) {
   op->intent_held = true;
-  if (!op->vol->hooks.write_begin) return true;
+  op->intent_ok = true;
+  if (!op->vol->hooks.write_begin) return then(op);
   GPR_ASSERT(op->errored == 0, "op %p takes the write intent with member errors not yet absorbed", (void*)op);
-  if (!(op->errored = op->vol->hooks.write_begin(op->stripe, op->home->id()))) return true;
-  op->io_err = -EIO;
-  return absorb_errors(op);
+  op->intent_then = then;
+  op->intent_wait.ready = intent_ready;
+  op->intent_wait.owner = op;
+  if (op->vol->hooks.write_begin(op->stripe, op->home->id(), &op->intent_wait)) return then(op);
 }
 
 void release_write_intent(Op* op) {

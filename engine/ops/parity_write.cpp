@@ -16,13 +16,16 @@ static void plan_write(Op* op);
 
 static void fail_op(Op* op, int err);
 
-// The stripe is ours and its riders are taken: open the write intent and
-// plan. The region is dirty on disk (or its member failed) before
-// planning, so the plan leaves out a member failed here.
-static void go(Op* op) {
-  if (!begin_write_intent(op)) return fail_op(op, -EIO);
+// The region is dirty on disk (or its member failed) before planning, so
+// the plan leaves out a member failed here.
+static void intent_open(Op* op) {
+  if (!op->intent_ok) return fail_op(op, -EIO);
   plan_write(op);
 }
+
+// The stripe is ours and its riders are taken: open the write intent (at
+// once, or once the bitmap's worker wrote the region's bit), then plan.
+static void go(Op* op) { begin_write_intent(op, intent_open); }
 
 static void locked(Op* op) {
   take_riders(op, &VolumeStats::merged_writes);  // queued writes to this stripe ride along

@@ -10,14 +10,24 @@ static void done_absorbing(Op* op) {
   finish_op(op, ok ? 0 : -EIO);
 }
 
+static void mirror_intent_open(Op* op);
+
 // Mirrors: every surviving copy. The stripe lock keeps two overlapping
-// writes from landing in different orders on different copies.
+// writes from landing in different orders on different copies. The write
+// intent first: a member whose bitmap write failed is failed before the
+// copies to write are chosen.
 static void mirror_locked(Op* op) {
+  if (!op->vol->geometry().survives(op->vol->failed_mask_for(op->stripe))) {
+    op->intent_ok = false;
+    return mirror_intent_open(op);
+  }
+  begin_write_intent(op, mirror_intent_open);
+}
+
+static void mirror_intent_open(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
-  // The write intent first: a member whose bitmap write failed is failed
-  // before the copies to write are chosen.
-  if (!g.survives(v->failed_mask_for(op->stripe)) || !begin_write_intent(op)) {
+  if (!op->intent_ok) {
     release_write_intent(op);
     unlock_stripe(op);
     return finish_op(op, -EIO);

@@ -284,6 +284,7 @@ class Episode {
     check_all("while member " + std::to_string(m) + " vanishes");
     if (ok() && !rig_.wait([&] { return vol().failed_mask() >> m & 1; }, 30))
       fail("member " + std::to_string(m) + " vanished but was not failed within 30 s");
+    vol().wait_persisted();  // the superblocks say so too
   }
 
   // A few acknowledged writes whose data/parity writes to a random set of

@@ -184,6 +184,7 @@ TEST(MetadataErrors, AMemberThatCannotClearItsBitmapFails) {
   ASSERT_TRUE(bitmap_bit(rig, 1, 0));
   v.member(1)->faults().arm(FaultInjector::kFailSyncWrites);  // flushes still work
   ASSERT_TRUE(rig.wait([&] { return v.failed_mask() != 0; }, 10)) << "the failed clear went unnoticed";
+  v.wait_persisted();  // in effect at once, on disk once the worker wrote it
   EXPECT_EQ(v.failed_mask(), 1ull << 1);
   ASSERT_TRUE(rig.wait([&] { return g->impl().wi->dirty_regions() == 0; }, 10));
   for (uint32_t m : {0u, 2u, 3u}) {
@@ -207,7 +208,8 @@ TEST(MetadataErrors, ARebuildingMemberThatCannotFlushForItsCheckpointFails) {
   g->set_rebuild_rate(4u << 20);  // several checkpoints before the end
   ASSERT_TRUE(g->replace_member(1, rig.open(4), false, &err)) << err;
   v.member(1)->faults().arm(FaultInjector::kFailSyncFlushes);  // the new drive
-  ASSERT_TRUE(rig.wait([&] { return (v.failed_mask() >> 1 & 1) != 0; }, 20)) << "the failed flush went unnoticed";
+  // The event goes out once the failure is on disk (it takes effect in memory first).
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::MemberFailed); }, 20)) << "the failed flush went unnoticed";
   ASSERT_TRUE(rig.wait([&] { return !g->rebuild_progress().running; }, 10));
   EXPECT_EQ(v.rebuilding_member(), -1);
   EXPECT_EQ(g->state(), GroupState::Degraded);
@@ -225,7 +227,7 @@ TEST(MetadataErrors, AMemberThatCannotFlushForTheInitCheckpointFails) {
   Volume& v = g->volume();
   g->set_rebuild_rate(4u << 20);  // init too: several checkpoints before the end
   v.member(2)->faults().arm(FaultInjector::kFailSyncFlushes);
-  ASSERT_TRUE(rig.wait([&] { return v.failed_mask() != 0; }, 20)) << "the failed flush went unnoticed";
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::MemberFailed); }, 20)) << "the failed flush went unnoticed";
   EXPECT_EQ(v.failed_mask(), 1ull << 2);
   EXPECT_EQ(on_disk(rig, 0, 2), SlotState::Failed);
   g->set_rebuild_rate(0);

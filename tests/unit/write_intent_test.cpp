@@ -43,7 +43,7 @@ TEST(WriteIntent, RegionOfStripe) {
 TEST(WriteIntent, InFlightOnAnyShardKeepsTheRegionDirty) {
   Bitmap b(8, 4 * uint64_t(kStrip), 4);
   for (uint32_t reactor = 0; reactor < 6; reactor++) {  // 4 and 5 share shards with 0 and 1
-    EXPECT_EQ(b.wi->begin(4, reactor), 0u) << "reactor " << reactor;
+    EXPECT_EQ(b.wi->begin_wait(4, reactor), 0u) << "reactor " << reactor;
     EXPECT_EQ(b.wi->dirty_regions(), 1u);
     EXPECT_EQ(b.clear(), 0u) << "region cleared with reactor " << reactor << "'s write in flight";
     b.wi->end(4, reactor);
@@ -51,8 +51,8 @@ TEST(WriteIntent, InFlightOnAnyShardKeepsTheRegionDirty) {
     EXPECT_EQ(b.wi->dirty_regions(), 0u);
   }
   // Two reactors in one region: dirty until both ended.
-  b.wi->begin(5, 1);
-  b.wi->begin(6, 2);
+  b.wi->begin_wait(5, 1);
+  b.wi->begin_wait(6, 2);
   b.wi->end(5, 1);
   EXPECT_EQ(b.clear(), 0u);
   b.wi->end(6, 2);

@@ -1,0 +1,184 @@
+#include "engine/io/meta_lane.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+
+#include "engine/clock.h"
+#include "engine/io/drive.h"
+#include "engine/io/fault_injector.h"
+#include "engine/io/nvme_char.h"
+#include "engine/thread_name.h"
+
+namespace gpuraid {
+
+// A faulted write held until the fault is disarmed (or the lane stops): a
+// device that stopped answering.
+static void hold_while_hung(const MetaTarget& t, FaultInjector::SyncKind k) {
+  while (t.faults->hangs(k) && !(t.stopping && t.stopping->load(std::memory_order_acquire)))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+int MetaTarget::read(void* buf, size_t len, uint64_t off) const {
+  if (fd < 0) return -EBADF;
+  if (faults->active()) {
+    hold_while_hung(*this, FaultInjector::SyncKind::Read);
+    if (int e = faults->on_sync(FaultInjector::SyncKind::Read)) return e;
+  }
+  if (type == DriveType::NvmeChar) return nvme_sync_cmd(fd, NvmeIo::Read, nsid, lba_shift, max_io, buf, len, off);
+  const ssize_t n = pread(fd, buf, len, off_t(off));
+  return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int MetaTarget::write(const void* buf, size_t len, uint64_t off) const {
+  if (fd < 0) return -EBADF;
+  if (faults->active()) {
+    hold_while_hung(*this, FaultInjector::SyncKind::Write);
+    if (int e = faults->on_sync(FaultInjector::SyncKind::Write)) return e;
+  }
+  if (type == DriveType::NvmeChar)
+    return nvme_sync_cmd(fd, NvmeIo::Write, nsid, lba_shift, max_io, const_cast<void*>(buf), len, off);
+  const ssize_t n = pwrite(fd, buf, len, off_t(off));
+  return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int MetaTarget::flush() const {
+  if (fd < 0) return -EBADF;
+  if (faults->active()) {
+    hold_while_hung(*this, FaultInjector::SyncKind::Flush);
+    if (int e = faults->on_sync(FaultInjector::SyncKind::Flush)) return e;
+  }
+  if (type == DriveType::NvmeChar) return nvme_sync_cmd(fd, NvmeIo::Flush, nsid, lba_shift, max_io, nullptr, 0, 0);
+  return fdatasync(fd) == 0 ? 0 : -errno;
+}
+
+struct MetaLane::Job {
+  Fn fn;
+  uint8_t* buf = nullptr;
+  size_t len = 0;
+  int res = 0;
+  bool done = false;
+  ~Job() { free(buf); }
+};
+
+struct MetaLane::State {
+  MetaTarget target;
+  std::atomic<bool> stopping{false};
+  std::mutex mu;
+  std::condition_variable cv;  // jobs queued, a job done, the thread ended
+  std::deque<Ticket> queue;
+  Ticket running;
+  bool stuck = false;  // a caller gave up on `running`
+  bool started = false, ended = false;
+  std::thread thread;
+  ~State() {
+    if (target.fd >= 0) close(target.fd);
+  }
+};
+
+MetaLane::MetaLane(MetaTarget t) : s_(std::make_shared<State>()) {
+  s_->target = std::move(t);
+  s_->target.stopping = &s_->stopping;
+}
+
+MetaLane::~MetaLane() {
+  std::unique_lock<std::mutex> l(s_->mu);
+  s_->stopping = true;
+  s_->cv.notify_all();
+  if (!s_->started) return;
+  // A thread stuck in the kernel keeps the state (and its descriptor) alive
+  // through its own reference, and ends when the I/O returns.
+  const bool ended = s_->cv.wait_for(l, std::chrono::seconds(2), [&] { return s_->ended; });
+  l.unlock();
+  if (ended) s_->thread.join();
+  else s_->thread.detach();
+}
+
+uint64_t MetaLane::deadline_after(uint64_t timeout_ns) {
+  const uint64_t now = mono_ns();
+  return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+}
+
+void MetaLane::loop(std::shared_ptr<State> s) {
+  set_thread_name("gpuraid-meta");
+  std::unique_lock<std::mutex> l(s->mu);
+  for (;;) {
+    s->cv.wait(l, [&] { return s->stopping || !s->queue.empty(); });
+    if (s->queue.empty()) break;  // stopping, nothing left
+    s->running = std::move(s->queue.front());
+    s->queue.pop_front();
+    Job& j = *s->running;
+    l.unlock();
+    const int res = s->stopping ? -ECANCELED : j.fn(s->target, j.buf);
+    l.lock();
+    j.res = res;
+    j.done = true;
+    s->running.reset();
+    s->stuck = false;
+    s->cv.notify_all();
+  }
+  s->ended = true;
+  s->cv.notify_all();
+}
+
+MetaLane::Ticket MetaLane::submit(Fn fn, size_t len, const void* in) {
+  auto j = std::make_shared<Job>();
+  j->fn = std::move(fn);
+  j->len = len;
+  if (len) {
+    const size_t cap = (len + 4095) & ~size_t(4095);
+    j->buf = static_cast<uint8_t*>(aligned_alloc(4096, cap));
+    if (!j->buf) {
+      j->res = -ENOMEM;
+      j->done = true;
+      return j;
+    }
+    if (in) memcpy(j->buf, in, len);
+    memset(j->buf + (in ? len : 0), 0, cap - (in ? len : 0));
+  }
+  std::lock_guard<std::mutex> l(s_->mu);
+  if (s_->stuck || s_->stopping) {
+    j->res = s_->stuck ? -ETIMEDOUT : -ECANCELED;
+    j->done = true;
+    return j;
+  }
+  if (!s_->started) {
+    s_->started = true;
+    s_->thread = std::thread(loop, s_);
+  }
+  s_->queue.push_back(j);
+  s_->cv.notify_all();
+  return j;
+}
+
+int MetaLane::wait(const Ticket& t, uint64_t deadline_ns, void* out, size_t out_len) {
+  std::unique_lock<std::mutex> l(s_->mu);
+  while (!t->done) {
+    const uint64_t now = mono_ns();
+    if (now >= deadline_ns) {
+      // Given up: the lane is stuck while this request (or the one before
+      // it) is in the kernel; a queued one is dropped.
+      for (auto it = s_->queue.begin(); it != s_->queue.end(); ++it)
+        if (*it == t) {
+          s_->queue.erase(it);
+          break;
+        }
+      if (s_->running) s_->stuck = true;
+      return -ETIMEDOUT;
+    }
+    s_->cv.wait_for(l, std::chrono::nanoseconds(std::min<uint64_t>(deadline_ns - now, 3'600'000'000'000ull)));
+  }
+  if (t->res == 0 && out) memcpy(out, t->buf, std::min(out_len, t->len));
+  return t->res;
+}
+
+bool MetaLane::stuck() const {
+  std::lock_guard<std::mutex> l(s_->mu);
+  return s_->stuck;
+}
+
+}  // namespace gpuraid
