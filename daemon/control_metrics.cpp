@@ -197,6 +197,22 @@ void group_metrics(PromText& p, const std::vector<v1::Group>& groups, const v1::
                                                       {"merged", gs.merged_writes()}};
     for (auto& [k, n] : kinds) p.sample("dg_writes_total", {{"dg", gs.name()}, {"kind", k}}, n);
   }
+  struct GuardCounter {
+    const char* name;
+    const char* help;
+    uint64_t (v1::GroupStats::*get)() const;
+  };
+  const GuardCounter guard[] = {
+      {"dg_guard_logged_writes_total", "Stripe writes the write-hole guard logged.", &v1::GroupStats::guard_logged_writes},
+      {"dg_guard_batches_total", "Batches of the guard's log (one FUA write per parity member each).",
+       &v1::GroupStats::guard_batches},
+      {"dg_guard_flush_rounds_total", "Flushes that made logged writes durable before their log room was reused.",
+       &v1::GroupStats::guard_flush_rounds},
+      {"dg_guard_log_waits_total", "Guard log batches that waited for room.", &v1::GroupStats::guard_log_waits}};
+  for (const GuardCounter& c : guard) {
+    p.family(c.name, "counter", c.help);
+    for (auto& gs : s.groups()) p.sample(c.name, {{"dg", gs.name()}}, (gs.*c.get)());
+  }
   p.family("dg_degraded_reads_total", "counter", "Reads served by reconstruction.");
   for (auto& gs : s.groups()) p.sample("dg_degraded_reads_total", {{"dg", gs.name()}}, gs.degraded_reads());
   p.family("dg_retried_reads_total", "counter", "Reads redone because a member failed under them.");

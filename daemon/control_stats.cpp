@@ -2,6 +2,7 @@
 // engine's volume counters, engine-wide member I/O (Reactor::stats), the
 // reactor threads' CPU time; rates over the last second from the worker's
 // samples. Rendered as Prometheus text in control_metrics.cpp.
+#include "engine/ppl/ppl_log.h"
 #include "daemon/control_plane.h"
 #include "daemon/convert.h"
 #include "daemon/validate.h"
@@ -165,6 +166,12 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
     gs->set_merged_writes(s.merged_writes);
     gs->set_retried_reads(s.retried_reads);
     gs->set_failed_members(uint32_t(__builtin_popcountll(gr.g->volume().failed_mask())));
+    if (const PplLog* log = gr.g->volume().ppl) {
+      gs->set_guard_logged_writes(log->logged_writes());
+      gs->set_guard_batches(log->batches());
+      gs->set_guard_flush_rounds(log->flush_rounds());
+      gs->set_guard_log_waits(log->waits());
+    }
   }
   for (auto& [id, d] : drives_) {
     if (!all && q.drive() != id) continue;
