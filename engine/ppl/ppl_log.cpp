@@ -93,7 +93,7 @@ struct alignas(64) PplLog::PerReactor {
   Batch* open = nullptr;
   Task issue_task;  // the open batch goes out at the start of the next turn
   bool issue_queued = false;
-  std::vector<Batch*> written;  // waiting for a flush round
+  std::vector<Batch*> written;  // (log lock) waiting for a flush round
   std::vector<Batch*> round;    // the flush round in flight covers these
   uint32_t flush_pending = 0;
   bool flushing = false;
@@ -411,7 +411,9 @@ void PplLog::batch_written(Batch* b) {
   b->flush_mask = volatile_members;
   if (!volatile_members) return durable(&b, 1);
   PerReactor& pr = *reactors_[b->reactor];
+  lock();
   pr.written.push_back(b);
+  unlock();
   maybe_flush(pr);
 }
 
@@ -423,16 +425,29 @@ void PplLog::want_flush() {
   }
 }
 
-// A flush round: every member this reactor's written batches went to, once;
-// when they all answered, those batches are durable.
+// A flush round: every member the written batches went to, once; when they
+// all answered, those batches are durable. Under pressure a round takes the
+// written batches of every reactor, not only its own: a flush makes durable
+// every write completed before it, whoever issued that write, so room that
+// a waiting batch needs never waits for a reactor that nobody polls now (a
+// test's writer thread that ended, an idle reactor's last batches).
 void PplLog::maybe_flush(PerReactor& pr) {
-  if (pr.flushing || pr.written.empty()) return;
-  if (!pressure_.load(std::memory_order_relaxed) && pr.written.size() < kFlushEvery) return;
+  if (pr.flushing) return;
+  const bool pressure = pressure_.load(std::memory_order_relaxed);
+  lock();
+  if (pressure) {
+    for (auto& other : reactors_) {
+      pr.round.insert(pr.round.end(), other->written.begin(), other->written.end());
+      other->written.clear();
+    }
+  } else if (pr.written.size() >= kFlushEvery) {
+    pr.round.swap(pr.written);
+  }
+  unlock();
+  if (pr.round.empty()) return;
   uint64_t mask = 0;
-  for (Batch* b : pr.written) mask |= b->flush_mask;
+  for (Batch* b : pr.round) mask |= b->flush_mask;
   mask &= ~vol_.failed_mask();
-  pr.round.swap(pr.written);
-  pr.written.clear();
   bump(pr.flush_rounds);
   if (!mask) {
     durable(pr.round.data(), pr.round.size());

@@ -111,12 +111,18 @@ struct Writer {
   }
 };
 
-void writer_thread(Writer* w) {
+// Its writes, then it keeps polling its reactor until the round ends: as in
+// gpuraidd, a reactor is polled while its volume has work anywhere (the
+// write-hole guard's flush round on this reactor may be what another
+// reactor's waiting writes need; before, a round hung now and then with a
+// flush issued here and never reaped).
+void writer_thread(Writer* w, const std::atomic<bool>* round_over) {
   Reactor::set_current(w->r);
   while (!w->finished() && !w->error) {
     w->pump();
     w->r->poll(true, 5);
   }
+  while (!round_over->load()) w->r->poll(true, 5);
   // Let its completions run before the reactor changes hands.
   for (int i = 0; i < 20; i++) w->r->poll(false);
 }
@@ -188,7 +194,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     Volume& v = g->volume();
-    std::atomic<bool> stop_kicks{false};
+    std::atomic<bool> stop_kicks{false}, round_over{false};
     std::thread kicker([&] {
       while (!stop_kicks.load()) g->pause_scrub(false);  // each call kicks the background work
     });
@@ -202,7 +208,7 @@ int main(int argc, char** argv) {
       w.nblocks = v.size_bytes() / 4096;
       w.model = &model;
       w.rng.seed(seed * 1000003 + uint64_t(round) * 31 + t);
-      if (t) threads.emplace_back(writer_thread, &w);
+      if (t) threads.emplace_back(writer_thread, &w, &round_over);
     }
     // This thread owns reactor 0: it runs the resync and writes beside it.
     Writer& w0 = writers[0];
@@ -213,6 +219,7 @@ int main(int argc, char** argv) {
           return w0.finished() && !g->resync_progress().running;
         },
         120);
+    round_over = true;
     for (auto& th : threads) th.join();
     stop_kicks = true;
     kicker.join();
