@@ -62,6 +62,8 @@ for lane in "${lanes[@]}"; do
     # Their case counts (ctest shows a passing test's output only in its log).
     grep -h -E '^(fuzz-tx|api_fuzz): ' "$dir/Testing/Temporary/LastTest.log" || true
     echo "sanitize.sh: $lane: daemon fuzzers $((SECONDS - fuzz)) s"
+    echo "$lane: daemon fuzzers                $((SECONDS - fuzz)) s" >>"${GPURAID_TIMES:-/dev/null}"
   fi
   echo "sanitize.sh: $lane: build $((built - start)) s, tests $((SECONDS - built)) s"
+  echo "$lane: build $((built - start)) s, unit+model tests and fuzzers $((SECONDS - built)) s" >>"${GPURAID_TIMES:-/dev/null}"
 done
