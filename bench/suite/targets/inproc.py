@@ -23,9 +23,9 @@ class InprocTarget(Target):
         "Rebuilding: gpuraid-bench --state rebuilding measures the raw drives while healthy, then fails member 0, "
         "starts its rebuild onto a fresh drive and measures the RAID while it runs (then a second rebuild with "
         "the foreground idle, for the rebuild rate).",
-        "Write-hole guard (the partial parity log a drive group writes by default) off in every state, so that "
-        "every state measures the same I/O path, as md without PPL; `gpuraid-bench --guard-compare` measures its "
-        "cost, and `--write-hole-guard` measures any state with it on.",
+        "Writes as a drive group does them: the write-hole guard (partial parity log) and the write-intent bitmap "
+        "on in every state (gpuraid-bench's default); `gpuraid-bench --guard-compare` measures their cost against "
+        "both off (`--no-write-hole-guard --no-write-intent`, as md without PPL and bitmap).",
         "CPU: usr+sys of the whole benchmark process (all threads, io_uring workers included) during the measured "
         "window, % of one core. Both sides run in one process, so each side's CPU is its own window's.",
     ]
