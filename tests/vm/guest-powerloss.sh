@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs inside the lane's guest (see run.sh), twice per round, by
 # powerloss.sh: a power cut under real applications, then the next boot.
-# Usage: guest-powerloss.sh BINDIR cut|check SHARE normal|degraded|rebuilding
+# Usage: guest-powerloss.sh BINDIR cut|check SHARE normal|degraded|rebuilding [volatile|durable]
+# volatile (run.sh VMLANE_VOLATILE=1): every drive has a volatile write
+# cache that the cut loses (nbdkit's cache filter on the host); the host
+# cuts the power when SHARE/cut-now appears. durable: the drives keep what
+# they were given (qemu cache=none) and the guest cuts with sysrq b.
 # Drives: vmlane0..3 the RAID 5 members, vmlane4 the system disk (ext4:
 # gpuraidd's state dir, as an operator's root filesystem would hold it),
 # vmlane5 the replacement.
@@ -30,6 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 PHASE=${2:?cut|check}
 SHARE=${3:?SHARE}
 SCENARIO=${4:?normal|degraded|rebuilding}
+CACHE=${5:-durable}
 DAEMON_LOG_COPY=$SHARE/daemon-$PHASE.log
 source "$here/guest-e2e-lib.sh" "$1"
 for _ in $(seq 300); do [ -b "$(dev_of vmlane5)" ] && break; sleep 0.1; done
@@ -131,9 +136,25 @@ phase_cut() {
   [ "$tx" -gt 0 ] || fail "SQLite acknowledged nothing: $(tail -3 "$W/sqlite.err")"
   [ "$files" -gt 0 ] || fail "no file acknowledged: $(tail -3 "$W/files.err")"
   jobs -r | grep -q fio || fail "fio is not running at the cut: $(tail -3 "$W/fio.bg")"
+  if [ "$CACHE" = volatile ]; then
+    # The guard must have had to make room durable (a flush of the members
+    # before log room was reused), and the members must really have a
+    # volatile cache for that to mean anything.
+    for i in 0 1 2 3; do
+      check "write cache of ${D[$i]}" "write back" "$(cat /sys/block/$(basename ${D[$i]})/queue/write_cache)"
+    done
+    local rounds=$(gp --json stats | json 'int(next(g for g in d["groups"] if g["name"] == "r5").get("guard_flush_rounds", 0))')
+    [ "$rounds" -gt 0 ] || fail "the write-hole guard never flushed before reusing log room ($rounds rounds)"
+    log "write-hole guard: $rounds flush rounds before log room was reused"
+  fi
   cp -f "$T/daemon.log" "$SHARE/daemon-cut.log"
-  log "cutting the power ($state): $tx transactions and $files files acknowledged, fio writing"
+  log "cutting the power ($state, $CACHE caches): $tx transactions and $files files acknowledged, fio writing"
   echo "$state" >"$SHARE/cut"
+  if [ "$CACHE" = volatile ]; then
+    : >"$SHARE/cut-now"   # the host kills the drives' caches, then qemu
+    sleep 30
+    fail "still running 30 s after asking the host to cut the power"
+  fi
   echo b >/proc/sysrq-trigger
   sleep 30
   fail "still running 30 s after sysrq b"
@@ -203,7 +224,7 @@ EOF
   done
   check "scrub running" False "$(group 'd["scrub"]["running"]')"
   check "mismatched stripes" 0 "$(group 'int(d["last_scrub"]["mismatched_stripes"])')"
-  result "power cut, RAID 5 $SCENARIO, under SQLite (WAL, FULL) + fsynced files + fio through ublk (TCG):" \
+  result "power cut, RAID 5 $SCENARIO, $CACHE drive caches, under SQLite (WAL, FULL) + fsynced files + fio through ublk (TCG):" \
     "$(wc -l <"$SHARE/sqlite.ack") transactions and $(wc -l <"$SHARE/files.ack") files acknowledged, all there" \
     "after the next boot; fsck clean; $(group 'd["state"]') and scrub clean after the $([ $SCENARIO = normal ] && echo resync || echo rebuild)"
   stop_daemon

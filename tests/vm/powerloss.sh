@@ -5,12 +5,18 @@
 # again on the same images and runs its `check` phase. Once per scenario
 # (the group's state at the cut), each from fresh drives:
 #   powerloss.sh BINDIR [normal] [degraded] [rebuilding]   (default: all three)
+# POWERLOSS_CACHE=volatile (default): the drives have volatile write caches
+# that the cut loses (run.sh VMLANE_VOLATILE: nbdkit's cache filter; the
+# host kills it, then qemu, when the guest asks); durable: the drives keep
+# every write they were given and the guest cuts with sysrq b.
 # Exit 77 (skip) only when qemu or the kernel package cannot be obtained.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:?BINDIR}" && pwd)
 shift
 scenarios=${*:-normal degraded rebuilding}
+cache=${POWERLOSS_CACHE:-volatile}
+case $cache in volatile) volatile=1 ;; durable) volatile=0 ;; *) echo "POWERLOSS_CACHE=volatile|durable" >&2; exit 2 ;; esac
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed (scripts/setup.sh)"; exit 77; }
 rc=0
 "$here/kernel.sh" >/dev/null || rc=$?
@@ -21,21 +27,23 @@ dir=$(mktemp -d /tmp/gpuraid-powerloss-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 guest() {  # phase scenario: one boot running guest-powerloss.sh; its status
   VMLANE_NVME=6 VMLANE_NVME_SIZE=128M VMLANE_TIMEOUT=${VMLANE_TIMEOUT:-600} VMLANE_DRIVES=$dir/drives \
-    VMLANE_SHARE=$dir/share "$here/run.sh" -- \
-    bash -c "VMLANE_WORK=\$PWD/work VMLANE_RESULTS=$dir/share/results bash $here/guest-powerloss.sh $bin $1 $dir/share $2"
+    VMLANE_SHARE=$dir/share VMLANE_VOLATILE=$volatile VMLANE_CUT_FILE=$dir/share/cut-now "$here/run.sh" -- \
+    bash -c "VMLANE_WORK=\$PWD/work VMLANE_RESULTS=$dir/share/results bash $here/guest-powerloss.sh $bin $1 $dir/share $2 $cache"
 }
 for round in $scenarios; do
   rm -rf "$dir/drives" "$dir/share"
   mkdir -p "$dir/drives" "$dir/share"
-  echo "== $round: applications, then the power cut"
+  echo "== $round: applications, then the power cut ($cache drive caches)"
   rc=0
   guest cut $round || rc=$?
-  # The cut leaves no status (125): the guest died at sysrq b, as meant.
+  # The cut leaves no status (125): the guest died at sysrq b, or the host
+  # killed the drives and qemu, as meant.
   if [ ! -f "$dir/share/cut" ] || [ $rc -ne 125 ]; then
     echo "FAIL ($round): the cut phase ended with $rc before cutting the power" >&2
     tail -30 "$dir/share/daemon-cut.log" 2>/dev/null >&2 || true
     exit 1
   fi
+  rm -f "$dir/share/cut-now"
   echo "== $round: the next boot on the same drives"
   rc=0
   guest check $round || rc=$?

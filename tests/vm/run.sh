@@ -12,6 +12,15 @@
 # VMLANE_DRIVES=DIR (an existing host directory): the drive images live there
 # and are kept; an image already there is used as it is (the next boot of a
 # power-loss test sees what the last one left), a missing one is made fresh.
+# VMLANE_VOLATILE=1: each drive sits behind a volatile write cache that a
+# power cut really loses. nbdkit serves its image through the cache filter
+# (cache=writeback: a write stays in nbdkit's memory-backed cache until a
+# flush or FUA), qemu reaches it over NBD with cache=writeback, so the guest's
+# NVMe reports a volatile write cache and its flushes are NBD flushes.
+# VMLANE_CUT_FILE=PATH (host path, e.g. in VMLANE_SHARE): when the guest
+# creates it, the power is cut: every nbdkit is killed (their unflushed
+# writes are gone), then qemu. run.sh then exits 125 (no status), as after
+# sysrq b.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 nvme=${VMLANE_NVME:-4}
@@ -36,6 +45,7 @@ run=$(mktemp -d /tmp/gpuraid-vm-XXXXXX)
 qpid=""
 cleanup() {
   if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then kill -TERM "$qpid" 2>/dev/null || true; wait "$qpid" 2>/dev/null || true; fi
+  declare -F stop_nbdkits >/dev/null && stop_nbdkits TERM
   if [ -n "${VMLANE_KEEP:-}" ]; then echo "run dir kept: $run" >&2; else rm -rf "$run"; fi
 }
 trap cleanup EXIT
@@ -71,6 +81,45 @@ if [ -n "${VMLANE_SHARE:-}" ]; then
   share=(-virtfs "local,path=$VMLANE_SHARE,mount_tag=vmshare,$virtfs")
 fi
 read -r -a dev_opts <<<"${VMLANE_NVME_OPTS:-}"
+volatile=${VMLANE_VOLATILE:-0}
+if [ "$volatile" = 1 ]; then
+  command -v nbdkit >/dev/null || { echo "SKIP: VMLANE_VOLATILE needs nbdkit (scripts/setup.sh)" >&2; exit 77; }
+fi
+nbdkit_pids=()
+stop_nbdkits() {  # $1: signal
+  local p
+  for p in "${nbdkit_pids[@]}"; do kill "-$1" "$p" 2>/dev/null || true; done
+  for p in "${nbdkit_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  nbdkit_pids=()
+}
+# One drive behind a volatile cache: nbdkit on a unix socket in the run dir,
+# its cache file there too (TMPDIR), gone with it.
+serve_volatile() {  # image socket
+  rm -f "$2"
+  TMPDIR=$run nbdkit -f --exit-with-parent -U "$2" --filter=cache file "$1" \
+    cache=writeback cache-min-block-size=4096 &
+  nbdkit_pids+=($!)
+  local _
+  for _ in $(seq 100); do [ -S "$2" ] && return 0; sleep 0.1; done
+  echo "vm lane: nbdkit did not start for $1" >&2
+  return 1
+}
+# The power cut: the guest frozen at once (SIGSTOP: no further I/O, qemu
+# flushes nothing), the nbdkits killed (their caches are the volatile part),
+# then qemu. $1 is timeout's pid; qemu is its child.
+watch_cut() {  # timeout pid
+  while kill -0 "$1" 2>/dev/null; do
+    if [ -e "$VMLANE_CUT_FILE" ]; then
+      : >"$run/cut"
+      pkill -STOP -P "$1" 2>/dev/null
+      stop_nbdkits KILL
+      pkill -KILL -P "$1" 2>/dev/null
+      kill -KILL "$1" 2>/dev/null
+      return
+    fi
+    sleep 0.1
+  done
+}
 
 # One boot: fresh drive images, qemu in the background (so that a signal
 # reaches only it), its exit status in $rc.
@@ -84,8 +133,13 @@ boot() {
     fi
     extra=${dev_opts[$i]:--}
     [ "$extra" = - ] && extra="" || extra=",$extra"
-    drives+=(-drive "file=$dir/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads"
-             -device "nvme,serial=vmlane$i,drive=nv$i$extra")
+    if [ "$volatile" = 1 ]; then
+      serve_volatile "$dir/nvme$i.img" "$run/nbd$i.sock" || { rc=1; return; }
+      drives+=(-drive "driver=raw,file.driver=nbd,file.server.type=unix,file.server.path=$run/nbd$i.sock,if=none,id=nv$i,cache=writeback")
+    else
+      drives+=(-drive "file=$dir/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads")
+    fi
+    drives+=(-device "nvme,serial=vmlane$i,drive=nv$i$extra")
   done
   timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
     -nodefaults -net none -no-reboot -display none -serial stdio \
@@ -95,9 +149,18 @@ boot() {
     -virtfs "local,path=$run,mount_tag=vmrun,$virtfs" "${share[@]}" \
     "${drives[@]}" </dev/null &
   qpid=$!
+  local watcher=""
+  if [ -n "${VMLANE_CUT_FILE:-}" ]; then
+    watch_cut "$qpid" &
+    watcher=$!
+  fi
   rc=0
   wait "$qpid" || rc=$?
   qpid=""
+  if [ -n "$watcher" ]; then kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; fi
+  # A clean end: qemu flushed its drives as it exited (NBD flush: nothing
+  # is left in the caches); the servers go with it.
+  stop_nbdkits TERM
 }
 
 # Multi-threaded TCG now and then kills the guest kernel while it boots
@@ -105,8 +168,9 @@ boot() {
 # ran). Such a boot is retried, up to twice; a guest that started the
 # command is never booted again.
 for attempt in 1 2 3; do
-  rm -f "$run/status" "$run/started"
+  rm -f "$run/status" "$run/started" "$run/cut"
   boot
+  [ -f "$run/cut" ] && { echo "vm lane: power cut (VMLANE_CUT_FILE), no status, as meant" >&2; exit 125; }
   [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && { echo "vm lane: timed out after ${timeout_s}s" >&2; exit 124; }
   [ -f "$run/status" ] || [ -f "$run/started" ] && break
   [ $attempt -lt 3 ] && echo "vm lane: the guest kernel died while booting (qemu exit $rc, TCG); booting again" >&2
