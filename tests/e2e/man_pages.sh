@@ -5,7 +5,7 @@
 # without a warning, and they carry EXIT STATUS (every exit code), FILES and
 # EXAMPLES. The generator itself stays out of --help and of completion.
 source "$(dirname "$0")/lib.sh"
-command -v man >/dev/null || { echo "SKIP: man(1) is not installed (man-db; scripts/setup.sh)"; exit 0; }
+command -v man >/dev/null || { echo "SKIP: man(1) is not installed (man-db; scripts/setup.sh)"; exit 77; }
 
 gp manpage >"$T/gpuraid.8" || fail "gpuraid manpage failed"
 "$BIN/gpuraidd" --manpage >"$T/gpuraidd.8" || fail "gpuraidd --manpage failed"
