@@ -16,6 +16,7 @@ echo "build (build/, CUDA kernels by nvcc) $((SECONDS - t)) s" >>"$times"
 t=$SECONDS
 cd build
 rc=0
+mkdir -p Testing  # a fresh build dir has none before the first ctest run
 ctest --output-on-failure -j"$(nproc)" "$@" | tee Testing/ctest-output.txt || rc=$?
 echo "ctest (every lane, -j$(nproc))          $((SECONDS - t)) s" >>"$times"
 # ctest's own per-label figures (seconds x processes, the lanes overlap).
