@@ -16,19 +16,19 @@
 
 namespace gpuraid {
 
-// A faulted write held until the fault is disarmed (or the lane stops): a
-// device that stopped answering.
-static void hold_while_hung(const MetaTarget& t, FaultInjector::SyncKind k) {
+// The drive's injected fault for this kind of request, if one is armed: a
+// hang holds the request until the fault is disarmed (or the lane stops),
+// as a device that stopped answering; then an injected error, or 0.
+static int injected(const MetaTarget& t, FaultInjector::SyncKind k) {
+  if (!t.faults->active()) return 0;
   while (t.faults->hangs(k) && !(t.stopping && t.stopping->load(std::memory_order_acquire)))
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return t.faults->on_sync(k);
 }
 
 int MetaTarget::read(void* buf, size_t len, uint64_t off) const {
   if (fd < 0) return -EBADF;
-  if (faults->active()) {
-    hold_while_hung(*this, FaultInjector::SyncKind::Read);
-    if (int e = faults->on_sync(FaultInjector::SyncKind::Read)) return e;
-  }
+  if (int e = injected(*this, FaultInjector::SyncKind::Read)) return e;
   if (type == DriveType::NvmeChar) return nvme_sync_cmd(fd, NvmeIo::Read, nsid, lba_shift, max_io, buf, len, off);
   const ssize_t n = pread(fd, buf, len, off_t(off));
   return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
@@ -36,10 +36,7 @@ int MetaTarget::read(void* buf, size_t len, uint64_t off) const {
 
 int MetaTarget::write(const void* buf, size_t len, uint64_t off) const {
   if (fd < 0) return -EBADF;
-  if (faults->active()) {
-    hold_while_hung(*this, FaultInjector::SyncKind::Write);
-    if (int e = faults->on_sync(FaultInjector::SyncKind::Write)) return e;
-  }
+  if (int e = injected(*this, FaultInjector::SyncKind::Write)) return e;
   if (type == DriveType::NvmeChar)
     return nvme_sync_cmd(fd, NvmeIo::Write, nsid, lba_shift, max_io, const_cast<void*>(buf), len, off);
   const ssize_t n = pwrite(fd, buf, len, off_t(off));
@@ -48,10 +45,7 @@ int MetaTarget::write(const void* buf, size_t len, uint64_t off) const {
 
 int MetaTarget::flush() const {
   if (fd < 0) return -EBADF;
-  if (faults->active()) {
-    hold_while_hung(*this, FaultInjector::SyncKind::Flush);
-    if (int e = faults->on_sync(FaultInjector::SyncKind::Flush)) return e;
-  }
+  if (int e = injected(*this, FaultInjector::SyncKind::Flush)) return e;
   if (type == DriveType::NvmeChar) return nvme_sync_cmd(fd, NvmeIo::Flush, nsid, lba_shift, max_io, nullptr, 0, 0);
   return fdatasync(fd) == 0 ? 0 : -errno;
 }

@@ -2,7 +2,7 @@
 // area's invalidation, the flushes before checkpoints) runs on a thread of
 // the drive's own, each request with a time limit: the caller waits at
 // most that long, then gets -ETIMEDOUT and goes on (the member is then
-// failed, or missing for a fabrics path), while the I/O may stay stuck in
+// failed, as for any metadata write error), while the I/O may stay stuck in
 // the kernel (a member behind a lost NVMe-oF path, a hung device). Until it
 // returns, the lane answers every new request with -ETIMEDOUT at once
 // ("stuck"), so that one hung member costs a caller one time limit, not one
