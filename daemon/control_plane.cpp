@@ -92,7 +92,9 @@ void ControlPlane::shutdown() {
   for (auto& [name, gr] : groups_) {
     if (!gr.g) continue;
     std::string err;
-    if (gr.g->stop(&err)) spdlog::info("group {} stopped cleanly", name);
+    const bool resyncing = gr.g->state() == GroupState::Resyncing;
+    if (gr.g->stop(&err))
+      spdlog::info("group {} stopped cleanly{}", name, resyncing ? " (its resync goes on at the next start)" : "");
     else spdlog::error("group {} did not stop cleanly: {}", name, err);
     gr.g.reset();
   }

@@ -295,6 +295,8 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   std::vector<uint8_t> dirty;
   bool guard_replayed = false;  // dirty regions made consistent by the write-hole log
   const bool unclean = !(top.flags & kFlagClean);
+  // A planned stop during a resync: no write was in flight, nothing torn.
+  const bool planned = top.flags & kFlagResyncPending;
   if (unclean) {
     const uint64_t bytes = (top.bitmap_regions() + 7) / 8;
     for (uint32_t s = 0; s < g.members; s++) {
@@ -306,7 +308,15 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     }
     uint64_t n = 0;
     for (uint8_t b : dirty) n += __builtin_popcount(b);
-    if (n && g.has_parity() && (top.flags & kFlagWriteHoleGuard)) {
+    const bool guard = g.has_parity() && (top.flags & kFlagWriteHoleGuard);
+    if (n && planned && (guard || !unusable || !g.has_parity())) {
+      // The start before that stop replayed the log over these regions:
+      // with a member unusable now, they are as consistent as after that replay.
+      guard_replayed = unusable && guard;
+      notes.push_back("stopped during a resync: " + std::to_string(n) +
+                      (guard_replayed ? " regions made consistent by the write-hole log before it, no resync (degraded)"
+                                      : " regions still to resync"));
+    } else if (n && guard) {
       // The write-hole guard: parity of the stripes torn by the stop is
       // rebuilt from their logged partial parity, members missing or not.
       // With every member present too: the dirty regions' resync that
@@ -621,16 +631,17 @@ bool Group::stop(std::string* err) {
     why = "cannot flush it";
     v.members_error(f, -EIO);
   }
-  // Clean only when no region still waits for its resync.
-  const bool clean = im.wi->suspect_regions() == 0;
-  if (clean) {
+  // Clean when no region still waits for its resync; otherwise the bitmap
+  // keeps those regions and the next start resyncs them without a replay.
+  const bool pending = im.wi->suspect_regions() != 0;
+  {
     std::string e;
     const uint64_t f = im.wi->clear_all(&e);
     v.members_error(f, -EIO);
     if (f && why.empty()) why = e;
   }
   const Impl::Persisted p = im.persist([&] {
-    if (clean && !v.failed()) im.sb.flags |= kFlagClean;
+    if (!v.failed()) im.sb.flags |= pending ? kFlagResyncPending : kFlagClean;
   });
   if (why.empty()) why = p.first_error();
   if (v.failed()) return fail(err, "the group failed while stopping: " + why);

@@ -209,7 +209,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   // slots included (replayed already, when they held anything), and its
   // replay after this run ignores what earlier runs left (the floor).
   if (write_superblocks) p = persist([this, ppl_first_seq] {
-    sb.flags &= ~uint32_t(kFlagClean);
+    sb.flags &= ~uint32_t(kFlagClean | kFlagResyncPending);
     if (ppl) {
       sb.ppl_format = 3;
       sb.ppl_seq_floor = ppl_first_seq;

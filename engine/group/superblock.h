@@ -48,6 +48,11 @@ enum SuperblockFlags : uint32_t {
   kFlagClean = 1u << 0,        // stopped cleanly: no write was in flight, the bitmap is empty
   kFlagInitialized = 1u << 1,  // parity consistent everywhere below init_checkpoint = all
   kFlagWriteHoleGuard = 1u << 2,  // version 2: partial parity logged (ppl_* fields, engine/ppl/)
+  // Stopped with no write in flight while regions still waited for their
+  // resync (an earlier unclean stop's): the bitmap holds exactly those, the
+  // log holds nothing to replay. Never set with kFlagClean; a reader that
+  // does not know the bit sees an unclean stop (replay, resync: safe).
+  kFlagResyncPending = 1u << 3,
 };
 
 struct Superblock {

@@ -226,8 +226,12 @@ WriteIntent::ClearResult WriteIntent::clear_idle(uint64_t idle_ns, const std::fu
 
 uint64_t WriteIntent::clear_all(std::string* why) {
   std::lock_guard<std::mutex> g(mu_);
-  for (uint64_t r = 0; r < regions_; r++) dirty_[r].store(0);
   std::fill(bits_.begin(), bits_.end(), 0);
+  for (uint64_t r = 0; r < regions_; r++) {
+    const bool keep = suspect_[r].load();  // still waits for its resync
+    dirty_[r].store(keep);
+    if (keep) bits_[r / 8] |= uint8_t(1u << (r % 8));
+  }
   uint64_t failed = 0;
   for (uint64_t b = 0; b * 4096 < bits_.size() || b == 0; b++) failed |= write_block(b * 8 * 4096, why).failed;
   return failed;

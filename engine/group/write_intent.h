@@ -77,7 +77,8 @@ class WriteIntent {
   // members first (flush() returns those whose flush failed; then nothing
   // is cleared this time), then writes the cleared blocks.
   ClearResult clear_idle(uint64_t idle_ns, const std::function<uint64_t()>& flush);
-  // Clean shutdown: every bit cleared (no writes may be in flight).
+  // Clean shutdown: every bit cleared (no writes may be in flight) but
+  // those of regions still waiting for their resync.
   // Returns the members whose write failed (*why: the first reason).
   uint64_t clear_all(std::string* why);
   // Regions whose parity may be stale (from the on-disk bitmap after an

@@ -444,6 +444,78 @@ TEST(GroupWriteIntent, CleanStopLeavesNoDirtyBitsAndUncleanStopResyncsDirtyRegio
   }
 }
 
+// A planned stop while an earlier crash's resync is still running: the
+// bitmap keeps exactly the regions still to resync, the next start resyncs
+// them without calling it an unclean stop (no log replay), and a start
+// with a member gone trusts the replay the crash's start did.
+TEST(GroupWriteIntent, PlannedStopDuringAResyncKeepsItsRegionsAndNoReplay) {
+  GroupRig rig(4);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const uint64_t region_stripes = (1u << 20) / geo.strip_bytes;
+  AlignedBuf b(geo.stripe_data_bytes());
+  fill_random(b.data(), b.size(), 4);
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, 2 * region_stripes * geo.stripe_data_bytes(), 8192, b.data()));
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, 5 * region_stripes * geo.stripe_data_bytes(), 4096, b.data()));
+  g.reset();  // crash: regions 2 and 5 dirty
+  std::string note;
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("unclean stop"), std::string::npos) << note;
+  // Stopped before the reactor ran any of the resync.
+  ASSERT_EQ(g->state(), GroupState::Resyncing);
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  for (uint32_t m = 0; m < 4; m++) {
+    auto bits = rig.raw_read(m, kBitmapOffset, 4096);
+    EXPECT_EQ(bits[0], (1u << 2) | (1u << 5)) << "member " << m << ": the regions still to resync";
+    Superblock sb;
+    ASSERT_EQ(decode_superblock(rig.raw_read(m, 0, 4096).data(), &sb), DecodeResult::Ok);
+    EXPECT_FALSE(sb.flags & kFlagClean);
+    EXPECT_TRUE(sb.flags & kFlagResyncPending);
+  }
+  // Restarted: the two regions resync, no replay, no "unclean stop".
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("stopped during a resync: 2 regions still to resync"), std::string::npos) << note;
+  EXPECT_EQ(note.find("unclean stop"), std::string::npos) << note;
+  EXPECT_EQ(g->state(), GroupState::Resyncing);
+  ASSERT_TRUE(g->stop(&err)) << err;  // planned again, still before any of it ran
+  g.reset();
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ResyncFinished); }));
+  ASSERT_TRUE(g->start_scrub(false, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
+  EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  for (uint32_t m = 0; m < 4; m++) {
+    auto after = rig.raw_read(m, kBitmapOffset, 4096);
+    EXPECT_TRUE(std::all_of(after.begin(), after.end(), [](uint8_t x) { return x == 0; })) << "member " << m;
+  }
+  // Once more (crash, start, planned stop), then a start with a member
+  // gone: the crash's start replayed the log over those regions.
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, 2 * region_stripes * geo.stripe_data_bytes(), 8192, b.data()));
+  g.reset();
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  g = rig.assemble(rig.open_range(0, 3), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("no resync (degraded)"), std::string::npos) << note;
+  EXPECT_EQ(g->state(), GroupState::Degraded);
+  AlignedBuf r(8192);
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 2 * region_stripes * geo.stripe_data_bytes(), 8192, r.data()));
+  EXPECT_EQ(0, memcmp(r.data(), b.data(), 8192));
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 TEST(GroupWriteIntent, DirtyDegradedStartNeedsForceWithoutTheGuard) {
   GroupRig rig(4);
   std::string err;
