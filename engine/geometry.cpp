@@ -4,6 +4,7 @@
 #include <bit>
 #include <sstream>
 
+#include "engine/invariant.h"
 #include "engine/levels/level.h"
 
 namespace gpuraid {
@@ -21,6 +22,8 @@ static bool fail(std::string* err, const std::string& msg) {
   if (err) *err = msg;
   return false;
 }
+
+void Geometry::not_built() { GPR_ASSERT(false, "Geometry not built by Geometry::make()"); }
 
 bool Geometry::make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
                     uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups) {

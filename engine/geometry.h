@@ -4,7 +4,6 @@
 // file never switches on the level.
 #pragma once
 #include <cstdint>
-#include <cassert>
 #include <string>
 
 #include "engine/levels/level.h"
@@ -38,23 +37,23 @@ struct Geometry {
 
   // The level's unit and its description.
   const LevelLayout& layout() const {
-    assert(unit_ && "Geometry not built by Geometry::make()");
+    built();
     return *unit_;
   }
   const LevelDescription& description() const { return layout().description(); }
 
   // Data strips per stripe (row): R0 n, R1 1, R10 n/2, R5 n-1, R6 n-2, EC n-m.
   uint32_t data_strips() const {
-    assert(unit_ && "Geometry not built by Geometry::make()");
+    built();
     return data_strips_;
   }
   // Copies of each data strip for mirror levels (R1: n, R10: 2); 1 otherwise.
   uint32_t copies() const {
-    assert(unit_ && "Geometry not built by Geometry::make()");
+    built();
     return copies_;
   }
   bool is_mirror() const {
-    assert(unit_ && "Geometry not built by Geometry::make()");
+    built();
     return mirror_;
   }
   bool has_parity() const { return parity > 0; }
@@ -91,6 +90,13 @@ struct Geometry {
   std::string describe() const;
 
  private:
+  // A release invariant (as GPR_ASSERT, engine/invariant.h, which this
+  // header does not include: gRPC defines a macro of that name too): a
+  // default-constructed Geometry maps nothing.
+  void built() const {
+    if (__builtin_expect(unit_ == nullptr, 0)) not_built();
+  }
+  [[noreturn]] static void not_built() __attribute__((cold));
   // What is constant per geometry, filled by make() (every Geometry in use
   // comes from it): the per-I/O mapping asks the level unit directly and
   // reads the counts here, with no registry lookup or virtual call.
