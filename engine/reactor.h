@@ -41,6 +41,7 @@ struct MemberIo {
   uint64_t seq = 0;             // issue order on its reactor (lockstep completes in this order)
   uint64_t issue_ns = 0;        // the reactor's turn clock at issue (latency histograms)
   uint32_t short_by = 0;        // injected short transfer: bytes not moved
+  uint64_t flush_upto = 0;      // Flush of a volume member: its writes counted at issue (member_durability.h)
   MemberIo* next = nullptr;     // free list / delayed list
   // Plug merging (reactor_plug.cpp), reactor-internal: the I/Os that ride
   // on this one's SQE (it is their chain's head), their bytes, the head's

@@ -116,7 +116,7 @@ void VolumeStats::add(const VolumeStats& o) {
       &VolumeStats::degraded_writes,    &VolumeStats::degraded_reads,  &VolumeStats::merged_writes,
       &VolumeStats::retried_reads,      &VolumeStats::merged_reads,    &VolumeStats::held_writes,
       &VolumeStats::held_reads,         &VolumeStats::held_expired,    &VolumeStats::rebuild_stripes_written,
-      &VolumeStats::rebuild_stripes_skipped};
+      &VolumeStats::rebuild_stripes_skipped, &VolumeStats::degraded_flushes};
   static_assert(sizeof(VolumeStats) == sizeof(kCounters) / sizeof(kCounters[0]) * sizeof(uint64_t),
                 "a VolumeStats counter is missing from kCounters");
   // atomic_ref wants a non-const object; only loads are made through it.
@@ -367,6 +367,19 @@ void Volume::report_if_group_failed(uint64_t unusable) {
     events_.group_failed();
 }
 
+// Under fail_mu_: a failure (missing: a loss) takes effect in memory. A
+// member being rebuilt that fails again stops being rebuilt.
+void Volume::take_effect_locked(uint32_t member, bool missing) {
+  const uint64_t bit = 1ull << member;
+  if (rebuilding_.load() & bit) rebuilding_.store(0);
+  if (hooks.before_failure) hooks.before_failure(member, missing);
+  holds_.fetch_add(1, std::memory_order_acq_rel);  // before any op can skip it
+  durability_.all_written(geo_.members);            // before any op sees it failed
+  if (missing) missing_.fetch_or(bit, std::memory_order_acq_rel);  // seen with the failure
+  failed_.fetch_or(bit, std::memory_order_seq_cst);
+  if (!missing) missing_.fetch_and(~bit, std::memory_order_acq_rel);
+}
+
 bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
   if (member >= geo_.members) return false;
   const uint64_t bit = 1ull << member;
@@ -375,12 +388,7 @@ bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
   {
     std::lock_guard<std::mutex> g(fail_mu_);
     if (settled() || (only_missing && !(missing_.load() & bit))) return false;
-    // A member being rebuilt that fails again stops being rebuilt.
-    if (rebuilding_.load() & bit) rebuilding_.store(0);
-    if (hooks.before_failure) hooks.before_failure(member, false);
-    holds_.fetch_add(1, std::memory_order_acq_rel);  // before any op can skip it
-    failed_.fetch_or(bit, std::memory_order_acq_rel);
-    missing_.fetch_and(~bit, std::memory_order_acq_rel);
+    take_effect_locked(member, false);
   }
   persist_later(member, err, false);
   return true;
@@ -393,11 +401,7 @@ bool Volume::mark_missing(uint32_t member, int err) {
   {
     std::lock_guard<std::mutex> g(fail_mu_);
     if (failed_.load(std::memory_order_acquire) & bit) return false;
-    if (rebuilding_.load() & bit) rebuilding_.store(0);
-    if (hooks.before_failure) hooks.before_failure(member, true);
-    holds_.fetch_add(1, std::memory_order_acq_rel);
-    missing_.fetch_or(bit, std::memory_order_acq_rel);
-    failed_.fetch_or(bit, std::memory_order_acq_rel);
+    take_effect_locked(member, true);
   }
   persist_later(member, err, true);
   return true;

@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/geometry.h"
 #include "engine/intent_wait.h"
+#include "engine/io/member_durability.h"
 #include "engine/io_request.h"
 #include "engine/meta_worker.h"
 #include "engine/ops/op_pool.h"
@@ -106,6 +107,9 @@ class Volume {
   // or fail_member.
   bool mark_missing(uint32_t member, int err);
   uint64_t missing_mask() const { return missing_.load(std::memory_order_acquire); }
+  // Writes a volatile cache may still hold, counted while a member is
+  // failed (member_durability.h; ops count them, parity writes flush them).
+  MemberDurability& durability() { return durability_; }
   // A member I/O error: missing when hooks.path_lost says the path is lost,
   // failed otherwise.
   void member_error(uint32_t member, int err);
@@ -219,6 +223,7 @@ class Volume {
   void end_split(Reactor& r, IoRequest* req);
   void report_if_group_failed(uint64_t unusable);
   bool fail_if(uint32_t member, int err, bool only_missing);
+  void take_effect_locked(uint32_t member, bool missing);
   // A failure (missing: a loss) took effect: persisted on the worker, the
   // held requests released after.
   void persist_later(uint32_t member, int err, bool missing);
@@ -238,6 +243,7 @@ class Volume {
   std::atomic<uint64_t> rebuilding_{0};
   std::atomic<uint64_t> missing_{0};  // subset of failed_
   std::atomic<uint64_t> rebuild_cp_{0};
+  MemberDurability durability_;
   std::mutex fail_mu_;  // serializes failures taking effect (never held across I/O)
   // Failures taken effect, not yet persisted, and the ops held meanwhile.
   std::atomic<uint32_t> holds_{0};

@@ -23,6 +23,9 @@ struct VolumeStats {
   // Rebuild stripes written onto the member, and stripes a partial rebuild
   // (a member back from a path loss) skipped because the member holds them.
   uint64_t rebuild_stripes_written = 0, rebuild_stripes_skipped = 0;
+  // Degraded partial parity writes that first flushed members holding
+  // writes a volatile cache may still have (io/member_durability.h).
+  uint64_t degraded_flushes = 0;
 
   // Adds every counter of a reactor's copy, which its reactor may be
   // counting in meanwhile (each counter is read whole).

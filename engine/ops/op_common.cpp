@@ -122,6 +122,10 @@ static void member_io_done(MemberIo* io) {
   if (io->res < 0) {
     op->errored |= 1ull << io->tag;
     op->io_err = io->res;
+  } else if (io->kind == MemberIo::Write) {
+    if (op->vol->failed_mask()) op->vol->durability().wrote(io->tag);
+  } else if (io->kind == MemberIo::Flush) {
+    op->vol->durability().flushed(io->tag, io->flush_upto);
   }
   op->home->free_io(io);
   GPR_ASSERT(op->pending > 0 && op->phase_done, "op %p: a member I/O completed outside a phase", (void*)op);
@@ -157,6 +161,7 @@ MemberIo* prepare_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64
   io->tag = member;
   io->ctx = op;
   io->done = member_io_done;
+  if (kind == MemberIo::Flush) io->flush_upto = op->vol->durability().written(member);
   return io;
 }
 

@@ -206,6 +206,27 @@ static bool take_buffers(Op* op) {
   return true;
 }
 
+// A degraded stripe's new parity stands for its failed strips and is
+// computed over strips this write leaves as they are: earlier writes to
+// them that a volatile cache may still hold are made durable first
+// (io/member_durability.h says why). None for a full-stripe write, nor
+// where only parity members failed.
+static uint64_t members_to_flush(const Op* op, uint64_t failed) {
+  Volume* v = op->vol;
+  const Geometry& g = v->geometry();
+  if (!failed || op->w.plan.mode == WriteMode::FullStripe) return 0;
+  const uint32_t k = g.data_strips();
+  uint64_t data = 0;
+  for (uint32_t i = 0; i < k; i++) data |= 1ull << role_member(g, op->stripe, i);
+  if (!(data & failed)) return 0;
+  uint64_t need = 0;
+  for (uint64_t s = data & ~failed; s; s &= s - 1) {
+    const uint32_t m = uint32_t(__builtin_ctzll(s));
+    if (v->member(m)->volatile_cache() && v->durability().dirty(m)) need |= 1ull << m;
+  }
+  return need;
+}
+
 static void plan_write(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
@@ -227,6 +248,13 @@ static void plan_write(Op* op) {
     uint32_t role = uint32_t(__builtin_ctzll(s));
     issue_member_io(op, role_member(g, op->stripe, role), MemberIo::Read,
                     member_off(v, op->stripe, p.c0), op->rd[role], p.c1 - p.c0, false);
+  }
+  // With the reads: both end before anything is written. A member that
+  // cannot flush fails, and the write is planned again without it.
+  if (const uint64_t f = members_to_flush(op, failed)) {
+    bump(st.degraded_flushes);
+    for (uint64_t s = f; s; s &= s - 1)
+      issue_member_io(op, uint32_t(__builtin_ctzll(s)), MemberIo::Flush, 0, nullptr, 0, false);
   }
   end_issue(op);
 }
