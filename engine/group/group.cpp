@@ -466,7 +466,8 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
     return fail(err, "member " + std::to_string(index) + " is not failed: fail it first");
   if (volume_->missing_mask() >> index & 1)
     return fail(err, "member " + std::to_string(index) + " is missing (its path may come back): fail it first to replace it");
-  if (volume_->rebuilding_member() >= 0) return fail(err, "a rebuild is already running");
+  impl_->settle_rebuild();
+  if (impl_->rebuild_owner() >= 0) return fail(err, "a rebuild is already running");
   if (!drive || drive->type() == DriveType::Null) return fail(err, "the replacement must be a real drive");
   // A failed member's own drive may come back into its slot (rebuilt in full,
   // as md's re-add): a write still in flight to it holds its stripe's lock,
@@ -533,7 +534,8 @@ std::unique_ptr<Drive> Group::remove_spare(const std::string& path, std::string*
 bool Group::rebuild_onto_spare(std::string* err) {
   Impl& im = *impl_;
   Volume& v = *volume_;
-  if (v.rebuilding_member() >= 0) return fail(err, "a rebuild of member " + std::to_string(v.rebuilding_member()) + " is running");
+  im.settle_rebuild();
+  if (const int r = im.rebuild_owner(); r >= 0) return fail(err, "a rebuild of member " + std::to_string(r) + " is running");
   const uint64_t failed = v.failed_mask() & ~v.missing_mask();  // missing ones may come back
   if (!failed) return fail(err, "no member is failed: nothing to rebuild");
   if (!im.spares_left()) return fail(err, "no spare");

@@ -228,6 +228,10 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
   // volume still holds; it stays in place whatever happens.
   Drive* raw = d ? d.get() : vol->member(member);
   (void)g;
+  if (const int r = rebuild_owner(); r >= 0) {
+    *err = "a rebuild of member " + std::to_string(r) + " is running";
+    return false;
+  }
   const uint64_t need = sb.member_bytes_needed();
   if (raw->size_bytes() < need) {
     *err = raw->path() + " is too small: needs " + std::to_string(need) + " bytes";
@@ -302,6 +306,12 @@ bool Group::Impl::take_spare_for(uint32_t member, std::string* err) {
   return false;
 }
 
+void Group::Impl::settle_rebuild(double timeout_s) const {
+  const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
+  while (vol->rebuilding_member() < 0 && rebuild_finished.load() && mono_ns() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
 size_t Group::Impl::spares_left() const {
   std::lock_guard<std::mutex> l(mu);
   size_t n = 0;
@@ -368,7 +378,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
     emit(GroupEvent::InitFinished, -1, "initialized");
   }
   // A failure during a rebuild keeps the request until that rebuild ends.
-  if (want_auto_replace && vol->rebuilding_member() < 0 && !vol->failed()) {
+  if (want_auto_replace && rebuild_owner() < 0 && !vol->failed()) {
     want_auto_replace = false;
     const uint64_t failed = vol->failed_mask() & ~vol->missing_mask();  // missing ones may come back
     for (uint32_t m = 0; m < g.members; m++) {

@@ -108,6 +108,17 @@ struct Group::Impl {
   void housekeeping_tick(bool slow);
   bool take_spare_for(uint32_t member, std::string* err);
   size_t spares_left() const;
+  // The member a rebuild runs for, or -1: a rebuild that finished runs on
+  // until the housekeeper made its member active on disk (a second rebuild
+  // started before that would leave it "rebuilding" for good).
+  int rebuild_owner() const {
+    const int r = vol->rebuilding_member();
+    return r >= 0 ? r : rebuild_finished.load() ? rebuild_slot.load() : -1;
+  }
+  // Control threads, before an operator's action that may start a rebuild:
+  // waits (at most timeout_s) for a finished rebuild's member to be made
+  // active, which the housekeeper does within a tick.
+  void settle_rebuild(double timeout_s = 10) const;
   // d null: the slot's own drive, rebuilt in full.
   bool start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare_slot, std::string* err);
   // A new drive against the drives in the group's slots (members, failed

@@ -76,6 +76,50 @@ TEST(Readd, AFailedMembersDriveBackRebuildsOnlyTheRegionsWrittenMeanwhile) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
+// Two re-adds in a row (issue 33, item 7): the second came while the
+// first's rebuild had finished in the volume but its member was not yet
+// active on disk, and started a rebuild of its own; the first member then
+// stayed "rebuilding" for good in a group that said optimal. Now the second
+// waits for the first to be made active; both end active, on disk too.
+TEST(Readd, TwoReaddsInARowBothEndActive) {
+  for (int round = 0; round < 5; round++) {
+    GroupRig rig(6);
+    std::string err;
+    auto g = rig.create(config(Level::R6), 0, 6, &err);
+    ASSERT_TRUE(g) << err;
+    Volume& v = g->volume();
+    Image img(v.size_bytes());
+    img.write_all(rig, v);
+    ASSERT_TRUE(g->fail_member(4, &err)) << err;
+    ASSERT_TRUE(g->fail_member(5, &err)) << err;
+    write_regions(rig, v, img, {1}, 7 + round);
+    ReaddResult rr;
+    ASSERT_TRUE(g->readd_member(4, nullptr, false, &rr, &err)) << err;
+    // Until the volume's rebuild of member 4 is done (one region: quick),
+    // then at once, well inside the housekeeper's tick.
+    ASSERT_TRUE(rig.wait([&] { return v.rebuilding_member() < 0; }));
+    ASSERT_TRUE(g->readd_member(5, nullptr, false, &rr, &err)) << err;
+    auto all_active = [&] {
+      for (const MemberInfo& m : g->members())
+        if (m.state != MemberState::Active) return false;
+      return true;
+    };
+    ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal && all_active(); })) << "round " << round;
+    img.check(rig, v);
+    uint32_t tolerated = 0;
+    EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Full);
+    EXPECT_EQ(tolerated, 2u);
+    ASSERT_TRUE(g->stop(&err)) << err;
+    g.reset();
+    for (uint32_t m = 0; m < 6; m++) {
+      Superblock sb;
+      ASSERT_EQ(decode_superblock(rig.raw_read(m, 0, 4096).data(), &sb), DecodeResult::Ok);
+      for (uint32_t s = 0; s < 6; s++)
+        EXPECT_EQ(sb.slots[s].state, SlotState::Active) << "round " << round << ": member " << m << " says slot " << s;
+    }
+  }
+}
+
 TEST(Readd, AWipedMemberIsRebuiltInFullAndSaysWhy) {
   GroupRig rig(4);
   std::string err;
