@@ -1,6 +1,9 @@
 #include "daemon/listeners.h"
 
+#include <arpa/inet.h>
 #include <grp.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <grpcpp/security/server_credentials.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -48,7 +51,33 @@ bool split_host_port(const std::string& s, std::string* host, int* port) {
   return *port > 0 && *port < 65536;
 }
 
-bool is_loopback(const std::string& h) { return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0; }
+bool is_loopback(const std::string& h) {
+  // On what the name resolves to, as the servers bind it: "127.x.example"
+  // or a "localhost" that resolves elsewhere is not loopback. A name that
+  // does not resolve is not either (the caller refuses plain traffic).
+  std::string host = h;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res) return false;
+  bool all = true;
+  for (const addrinfo* a = res; a && all; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      all = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const in6_addr& in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
+      all = IN6_IS_ADDR_LOOPBACK(&in6) || (IN6_IS_ADDR_V4MAPPED(&in6) && in6.s6_addr[12] == 127);
+    } else {
+      all = false;
+    }
+  }
+  freeaddrinfo(res);
+  return all;
+}
 
 bool plan_listeners(const DaemonOptions& o, ListenPlan* p, std::string* err) {
   if (o.socket.empty() || o.socket[0] != '/') {
