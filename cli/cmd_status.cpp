@@ -80,6 +80,8 @@ void print_drives(const v1::StatusOverview& st) {
     if (d.state() == v1::DRIVE_STATE_FAILED || d.state() == v1::DRIVE_STATE_MISSING)
       trouble += "      " + d.id() + " " + drive_state_word(d.state()) + " " + d.path() +
                  (d.group().empty() ? "" : " (" + d.group() + ")") + (d.note().empty() ? "" : ": " + d.note()) + "\n";
+    else if (d.role() == v1::DRIVE_ROLE_SPARE && d.group().empty() && !d.note().empty())
+      trouble += "      " + d.id() + " pool spare " + d.path() + ": " + d.note() + "\n";
     else if (d.role() == v1::DRIVE_ROLE_SPARE && d.group().empty())
       spares += (spares.empty() ? "" : " ") + d.id();
     else if (d.role() == v1::DRIVE_ROLE_FREE)

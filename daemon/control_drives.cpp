@@ -280,6 +280,9 @@ grpc::Status ControlPlane::set_drive_spare(const v1::SetDriveSpareRequest& q, v1
   if (d->r.role() == v1::DRIVE_ROLE_SPARE) return precondition(q.id() + " is already a spare");
   if (d->r.role() != v1::DRIVE_ROLE_FREE) return precondition(q.id() + " is a member of " + d->r.group());
   if (d->r.failed() || !d->drive) return precondition(q.id() + " is failed or missing");
+  // A null drive stores nothing: a rebuild onto it would only look done.
+  if (d->drive->type() == DriveType::Null)
+    return precondition(q.id() + " is a null drive (it stores nothing): a spare must be a real drive");
   if (q.group().empty()) {
     std::string what;
     if (!q.force() && DriveGroup::holds_data(*d->drive, &what))

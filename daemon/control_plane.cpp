@@ -228,10 +228,16 @@ void ControlPlane::take_pool_spare(GroupRec& gr, uint32_t member) {
   std::string id = best->r.id(), err;
   auto drive = std::move(best->drive);
   if (!gr.g->replace_member(member, std::move(drive), false, &err)) {
-    best->drive = reopen(*best, &err);
+    std::string e2;
+    best->drive = reopen(*best, &e2);
+    // Said where an operator looks: the event (and its hook), the drive's
+    // note in `gpuraid status` and `pd list`, the log.
+    best->note = "cannot take over member " + std::to_string(member) + " of " + gr.r.name() + ": " + err;
     spdlog::warn("group {}: could not take pool spare {} for member {}: {}", gr.r.name(), id, member, err);
+    publish(v1::EVENT_KIND_SPARE_FAILED, "pool spare " + id + " " + best->note, gr.r.name(), "", id, int(member));
     return;
   }
+  best->note.clear();
   best->r.set_role(v1::DRIVE_ROLE_MEMBER);
   best->r.set_group(gr.r.name());
   sync_members(gr);

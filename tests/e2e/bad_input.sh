@@ -14,6 +14,7 @@ for i in 0 1 2 3 4; do gp pd add "$T/d$i.img" --size 32M >/dev/null; done
 gp dg create --level 5 pd0 pd1 pd2 >/dev/null
 gp vd create dg0 --size 8M >/dev/null
 gp dg show dg0 --watch --interval 0.2 >/dev/null
+gp pd add "" --type null --size 32M --id pdnull >/dev/null
 state() { echo "$(gp pd list --json)$(gp vd list --json)$(gp dg list --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -77,6 +78,10 @@ echo "   $ERR"
 expect_rc 1 gp pd unspare pd3
 expect_rc 1 gp pd spare pd0
 expect_rc 1 gp pd spare pd3 --group nope
+# A null drive stores nothing: never a spare (a rebuild onto it would only look done).
+expect_rc 1 gp pd spare pdnull
+[[ $ERR == *"null drive"* ]] || fail "a null pool spare refused without saying why: $ERR"
+expect_rc 1 gp pd spare pdnull --group dg0
 expect_rc 1 gp dg create --level 5 pd3 pd99
 expect_rc 1 gp dg create --level 5 pd3 pd3 pd4
 expect_rc 1 gp dg create --level 5 pd0 pd3 pd4
