@@ -26,9 +26,10 @@ grpc::Status ControlPlane::wipe_drive(const v1::WipeDriveRequest& q, v1::WipeDri
   const std::string& id = q.id();
   bool wiped = false;
   std::string msg;
+  const std::string gname_of_wipe = d->r.group();  // before it may leave the group
   if (d->r.role() == v1::DRIVE_ROLE_MEMBER) {
     auto it = groups_.find(d->r.group());
-    const std::string& gname = d->r.group();
+    const std::string gname = d->r.group();  // a copy: the drive may leave the group below
     const uint32_t index = uint32_t(d->r.member_index());
     if (it != groups_.end() && it->second.g) {
       MemberState st = MemberState::Active;
@@ -52,8 +53,24 @@ grpc::Status ControlPlane::wipe_drive(const v1::WipeDriveRequest& q, v1::WipeDri
       auto drive = reopen(*d, &err);
       if (!drive) return precondition("cannot open " + id + " at " + d->r.path() + ": " + err);
       if (auto s = wipe_metadata_of(*d, *drive, &wiped); !s.ok()) return s;
+      // Nothing of the group is left on it: it leaves the group's record
+      // (its slot names no drive; dg start treats the member as missing)
+      // and is a free drive, as `pd list` must then say.
+      if (it != groups_.end()) {
+        auto* members = it->second.r.mutable_members();
+        for (auto& m : *members)
+          if (m == id) m.clear();
+      }
+      d->drive = std::move(drive);
+      d->r.set_role(v1::DRIVE_ROLE_FREE);
+      d->r.set_group("");
+      d->r.set_member_index(0);
+      d->r.set_uuid("");
+      d->r.set_failed(false);
+      d->missing = false;
+      d->note.clear();
       msg = id + " (member " + std::to_string(index) + " of offline group " + gname + ") " +
-            (wiped ? "wiped" : "held no gpuraid metadata");
+            (wiped ? "wiped" : "held no gpuraid metadata") + ": a free drive now, no longer in " + gname;
     }
   } else if (d->r.role() == v1::DRIVE_ROLE_SPARE && !d->r.group().empty()) {
     return precondition(id + " is a dedicated spare of " + d->r.group() + ": unspare it first (gpuraid pd unspare " +
@@ -77,7 +94,7 @@ grpc::Status ControlPlane::wipe_drive(const v1::WipeDriveRequest& q, v1::WipeDri
     msg = id + (wiped ? " wiped" : " held no gpuraid metadata (nothing written)") +
           (d->r.role() == v1::DRIVE_ROLE_SPARE ? ": still a pool spare" : ": a free drive");
   }
-  if (wiped) publish(v1::EVENT_KIND_DRIVE_WIPED, msg, d->r.group(), "", id);
+  if (wiped) publish(v1::EVENT_KIND_DRIVE_WIPED, msg, gname_of_wipe, "", id);
   spdlog::info("{}", msg);
   out->set_wiped(wiped);
   out->set_message(msg);

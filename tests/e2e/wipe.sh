@@ -63,6 +63,13 @@ stop_daemon
 mv "$T/drive7.img" "$T/drive7.away"
 start_daemon
 check "r0 without drive7" offline "$(gstate r0)"
+# A member of an offline group: only with --force, and then it is a free drive.
+expect_rc 1 gp pd wipe pd6
+expect_err_has "give --force"
+J=$(gp pd wipe pd6 --force --json)
+echo "   $(json 'd["message"]' <<<"$J")"
+check "pd6 after a forced wipe" "free online in no group" \
+  "$(gp pd show pd6 --json | json 'd["role"] + " " + d["state"] + " in " + (d.get("group") or "no group")')"
 expect_rc 0 gp dg delete r0
 echo "   $ERR"
 expect_err_has "pd7 ($T/drive7.img): cannot open it"
