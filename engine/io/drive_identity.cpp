@@ -125,6 +125,17 @@ std::string shared_storage(const DriveIdentity& a, const std::string& a_name, co
   if (i > 0) return a_name + " is " + via_phrase(a, i) + " " + b_name;
   const int j = position(b, a.chain[0]);
   if (j > 0) return b_name + " is " + via_phrase(b, j) + " " + a_name;
+  // Neither sits on the other, but both on a third: two loop devices over
+  // one file (or a partition of one of them). Two partitions of one disk
+  // are disjoint, and so not shared.
+  static const std::string kPartition = "a partition of";
+  for (size_t ia = 1; ia < a.chain.size(); ia++) {
+    const int jb = position(b, a.chain[ia]);
+    if (jb <= 0 || (a.via[ia] == kPartition && b.via[size_t(jb)] == kPartition)) continue;
+    const std::string what = a.chain[ia].kind == StorageKey::File ? "file" : "device";
+    return a_name + " and " + b_name + " sit on one " + what + ": " + a_name + " is " + via_phrase(a, int(ia)) + " it, " +
+           b_name + " " + via_phrase(b, jb) + " it";
+  }
   return "";
 }
 

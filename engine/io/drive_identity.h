@@ -7,10 +7,11 @@
 //
 // What a block device sits on is followed as far as sysfs says so cheaply:
 // a partition's whole disk, a loop device's backing file (and both: a
-// partition of a loop device). Not followed: device-mapper and md stacks
-// (an LVM volume or md array over a member), a file on a filesystem that
-// lives on a member device, two loop devices over disjoint parts of one
-// file (they are reported as sharing it).
+// partition of a loop device); two drives that both sit on a third (two
+// loop devices over one file) share it. Not followed: device-mapper and md
+// stacks (an LVM volume or md array over a member), a file on a filesystem
+// that lives on a member device; two loop devices over disjoint parts of
+// one file are reported as sharing it.
 #pragma once
 #include <sys/stat.h>
 
@@ -46,7 +47,8 @@ DriveIdentity identify_stat(const struct stat& st, const std::string& sysfs = "/
 
 // How a drive named a_name and one named b_name share storage: "" when
 // they do not, else a sentence: "A is the same file as B", "A is a
-// partition of B", "B is a loop device over A", ...
+// partition of B", "B is a loop device over A", "A and B sit on one file:
+// A is a loop device over it, B a loop device over it", ...
 std::string shared_storage(const DriveIdentity& a, const std::string& a_name, const DriveIdentity& b,
                            const std::string& b_name);
 

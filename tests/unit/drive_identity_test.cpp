@@ -158,13 +158,14 @@ struct stat device(mode_t type, unsigned ma, unsigned mi) {
 StorageKey block_key(unsigned ma, unsigned mi) { return StorageKey{StorageKey::Block, makedev(ma, mi), 0}; }
 
 // A made-up sysfs: a disk 8:0 with partitions 8:1 and 8:2, a loop device
-// 7:0 over `backing`, its partition 259:0, an unbound loop device 7:1, and
+// 7:0 over `backing`, its partition 259:0, an unbound loop device 7:1, a
+// second loop device 7:2 over `backing` too, and
 // an NVMe namespace whose generic char device 242:0 is ng0n1 (block twin
 // nvme0n1, 259:5).
 std::string fake_sysfs(const std::string& root, const std::string& backing) {
   const std::string s = root + "/sys", dev = s + "/devices";
   const std::string dirs[] = {dev + "/sda/sda1", dev + "/sda/sda2", dev + "/loop0/loop", dev + "/loop0/loop0p1",
-                              dev + "/loop1/loop", dev + "/ng0n1", s + "/block/nvme0n1", s + "/dev/block", s + "/dev/char"};
+                              dev + "/loop1/loop", dev + "/loop2/loop", dev + "/ng0n1", s + "/block/nvme0n1", s + "/dev/block", s + "/dev/char"};
   for (const auto& d : dirs) EXPECT_EQ(0, system(("mkdir -p '" + d + "'").c_str()));
   write_text(dev + "/sda/dev", "8:0");
   write_text(dev + "/sda/sda1/dev", "8:1");
@@ -176,10 +177,12 @@ std::string fake_sysfs(const std::string& root, const std::string& backing) {
   write_text(dev + "/loop0/loop0p1/dev", "259:0");
   write_text(dev + "/loop0/loop0p1/partition", "1");
   write_text(dev + "/loop1/dev", "7:1");
+  write_text(dev + "/loop2/dev", "7:2");
+  write_text(dev + "/loop2/loop/backing_file", backing);
   write_text(s + "/block/nvme0n1/dev", "259:5");
   const std::pair<const char*, const char*> links[] = {{"block/8:0", "sda"}, {"block/8:1", "sda/sda1"},
       {"block/8:2", "sda/sda2"}, {"block/7:0", "loop0"}, {"block/259:0", "loop0/loop0p1"}, {"block/7:1", "loop1"},
-      {"char/242:0", "ng0n1"}};
+      {"block/7:2", "loop2"}, {"char/242:0", "ng0n1"}};
   for (const auto& [from, to] : links)
     EXPECT_EQ(0, symlink(("../../devices/" + std::string(to)).c_str(), (s + "/dev/" + from).c_str()));
   return s;
@@ -205,6 +208,12 @@ TEST(DriveIdentity, DevicesAndWhatTheySitOnFromSysfs) {
   EXPECT_EQ(shared_storage(file, "F", loop, "L"), "L is a loop device over F");
   EXPECT_EQ(shared_storage(lp1, "LP", file, "F"), "LP is a partition of a loop device over F");
   EXPECT_EQ(shared_storage(lp1, "LP", loop, "L"), "LP is a partition of L");
+  // Two loop devices over one file (issue 33, item 1): neither sits on the other.
+  const DriveIdentity loop2 = identify_stat(device(S_IFBLK, 7, 2), sys);
+  EXPECT_EQ(shared_storage(loop, "L", loop2, "L2"),
+            "L and L2 sit on one file: L is a loop device over it, L2 a loop device over it");
+  EXPECT_EQ(shared_storage(lp1, "LP", loop2, "L2"),
+            "LP and L2 sit on one file: LP is a partition of a loop device over it, L2 a loop device over it");
   EXPECT_EQ(unbound.chain.size(), 1u);
   EXPECT_EQ(shared_storage(unbound, "U", file, "F"), "");
   EXPECT_EQ(shared_storage(disk, "D", loop, "L"), "");
@@ -234,6 +243,16 @@ TEST(DriveIdentity, RealLoopDeviceSitsOnItsFile) {
   auto ld = Drive::open(DriveSpec{DriveType::Block, loop.path, 0, false}, &err);
   ASSERT_TRUE(fd && ld) << err;
   EXPECT_EQ(shared_storage({fd.get(), ld.get()}), loop.path + " is a loop device over " + f);
+  {  // A second loop device over the same file: one storage (issue 33, item 1).
+    Loop loop2(f);
+    ASSERT_GE(loop2.fd, 0) << loop2.why;
+    auto ld2 = Drive::open(DriveSpec{DriveType::Block, loop2.path, 0, false}, &err);
+    ASSERT_TRUE(ld2) << err;
+    const std::string why = shared_storage({ld.get(), ld2.get()});
+    EXPECT_NE(why.find(" sit on one file: "), std::string::npos) << why;
+    EXPECT_NE(why.find(loop.path), std::string::npos) << why;
+    EXPECT_NE(why.find(loop2.path), std::string::npos) << why;
+  }
   const std::string p1 = loop.part(1), p2 = loop.part(2);
   struct stat st;
   if (stat(p1.c_str(), &st) != 0) GTEST_SKIP() << "no partition node " << p1 << " (this kernel scans no MBR?)";
