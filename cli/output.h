@@ -1,5 +1,5 @@
-// How the CLI prints: aligned tables for people, protobuf's JSON mapping
-// for scripts (--json), and short names for the API's enums.
+// How the CLI prints: aligned tables for people, JSON for scripts (--json,
+// proto/api_json.h), and short names for the API's enums.
 #pragma once
 #include <google/protobuf/message.h>
 
@@ -20,12 +20,11 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// --json (json_out.cpp): numbers as JSON numbers, enum values as the words
-// the tables print (proto/api_words.h). compact: one line (JSON Lines, for
-// streams such as events).
+// --json (proto/api_json.h): numbers as JSON numbers, enum values as the
+// words the tables print. compact: one line (JSON Lines, for streams such
+// as events).
 void print_json(const google::protobuf::Message& m, bool compact = false);
 std::string json_quote(const std::string& s);
-std::string json_number(double v);
 std::string size_str(uint64_t bytes);
 std::string upper(std::string s);
 std::string rate_str(double bytes_per_s);

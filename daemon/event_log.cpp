@@ -1,7 +1,6 @@
 #include "daemon/event_log.h"
 
 #include <fcntl.h>
-#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,19 +11,14 @@
 #include <fstream>
 
 #include "daemon/logging.h"
+#include "proto/api_json.h"
 
 namespace gpuraid::daemon {
 
 namespace v1 = gpuraid::v1;
 
-std::string event_json(const v1::Event& e) {
-  std::string s;
-  google::protobuf::util::JsonPrintOptions o;
-  o.always_print_primitive_fields = true;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(e, &s, o);
-  return s + "\n";
-}
+// The CLI's JSON (proto/api_json.h): what `gpuraid events --json` prints.
+std::string event_json(const v1::Event& e) { return v1::api_json(e, /*compact=*/true) + "\n"; }
 
 EventLog::EventLog(std::string dir, uint64_t max_bytes)
     : dir_(std::move(dir)), path_(dir_ + "/" + kFile), max_bytes_(max_bytes) {}
@@ -64,7 +58,7 @@ void read_file(const std::string& path, size_t keep, std::deque<v1::Event>* out,
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     v1::Event e;
-    if (!google::protobuf::util::JsonStringToMessage(line, &e).ok()) {
+    if (!v1::api_json_parse(line, &e, nullptr)) {  // protobuf's own JSON too (older logs)
       bad++;
       continue;
     }

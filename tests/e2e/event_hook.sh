@@ -33,7 +33,16 @@ SEQ=$(gp events --json | python3 -c '
 import json, sys
 print([json.loads(l) for l in sys.stdin if l.strip() and json.loads(l)["kind"] == "member_failed"][-1]["seq"])')
 wait_for test -s "$T/got/$SEQ.env"
-check "stdin: kind" EVENT_KIND_MEMBER_FAILED "$(json 'd["kind"]' <"$T/got/$SEQ.json")"
+# One JSON everywhere (issue 33, item 3): the hook's stdin is exactly the
+# line `gpuraid events --json` prints: numbers as numbers, the tables' words.
+check "stdin: kind" member_failed "$(json 'd["kind"]' <"$T/got/$SEQ.json")"
+check "stdin: seq and time are numbers" "int int" "$(json 'type(d["seq"]).__name__ + " " + type(d["time_unix_ms"]).__name__' <"$T/got/$SEQ.json")"
+check "stdin is the CLI's line" "$(gp events --json | python3 -c '
+import json, sys
+print(json.dumps([json.loads(l) for l in sys.stdin if l.strip() and json.loads(l)["seq"] == '"$SEQ"'][0], sort_keys=True))')" \
+  "$(python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), sort_keys=True))' <"$T/got/$SEQ.json")"
+check "the event log's line too" member_failed \
+  "$(python3 -c 'import json, sys; print([json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["seq"] == int(sys.argv[2])][0]["kind"])' "$T/state/events.jsonl" "$SEQ")"
 check "stdin: group and drive" "r5 pd1" "$(json 'd["group"] + " " + d["drive"]' <"$T/got/$SEQ.json")"
 grep -qx "GPURAID_EVENT_KIND=member_failed" "$T/got/$SEQ.env" || fail "GPURAID_EVENT_KIND: $(cat "$T/got/$SEQ.env")"
 grep -qx "GPURAID_EVENT_SEVERITY=critical" "$T/got/$SEQ.env" || fail "GPURAID_EVENT_SEVERITY"
@@ -97,7 +106,7 @@ gp pd fail pd5 >/dev/null
 wait_for grep -q "member_failed on m1" "$T/mail"
 grep -q "^-t gpuraid-alert -p info: gpuraid group_created on m1" "$T/journal" || fail "journal: $(cat "$T/journal")"
 grep -q "^-t gpuraid-alert -p crit: gpuraid member_failed on m1" "$T/journal" || fail "journal: $(cat "$T/journal")"
-grep -q '"kind":"EVENT_KIND_MEMBER_FAILED"' "$T/mail" || fail "the mail should carry the event: $(cat "$T/mail")"
+grep -q '"kind":"member_failed"' "$T/mail" || fail "the mail should carry the event: $(cat "$T/mail")"
 grep "^mail " "$T/mail" | grep -q "daemon_started\|group_created\|drive_added" && fail "info events were mailed: $(cat "$T/mail")"
 echo "   ok: $(grep -c . "$T/journal") journal lines, $(grep -c "^mail " "$T/mail") mail(s)"
 stop_daemon

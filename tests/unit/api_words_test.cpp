@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gpuraid/v1/gpuraid.pb.h"
+#include "proto/api_json.h"
 #include "proto/api_words.h"
 
 namespace v1 = gpuraid::v1;
@@ -52,4 +53,34 @@ TEST(ApiWords, EveryStateWordIsInStatesMd) {
       const std::string row = "| `" + v1::api_word(t, t->value(i)->number()) + "` |";
       EXPECT_NE(doc.find(row), std::string::npos) << t->value(i)->name() << ": no row " << row << " in docs/STATES.md";
     }
+}
+
+// One JSON for scripts (proto/api_json.h): numbers as numbers, enum values
+// as words; read back, and protobuf's own mapping too (older event logs).
+TEST(ApiJson, WritesNumbersAndWordsAndReadsBothForms) {
+  v1::Event e;
+  e.set_seq(1ull << 40);
+  e.set_time_unix_ms(1795000000123);
+  e.set_kind(v1::EVENT_KIND_MEMBER_FAILED);
+  e.set_group("r5 \"ü\"");
+  e.set_member(-1);
+  const std::string line = v1::api_json(e, true);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_NE(line.find("\"seq\":1099511627776"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"kind\":\"member_failed\""), std::string::npos) << line;
+  v1::Event back;
+  std::string err;
+  ASSERT_TRUE(v1::api_json_parse(line, &back, &err)) << err;
+  EXPECT_EQ(back.SerializeAsString(), e.SerializeAsString());
+  ASSERT_TRUE(v1::api_json_parse(
+      R"({"seq":"7","time_unix_ms":"1700","kind":"EVENT_KIND_SPARE_TAKEN","group":"g","member":2,"newer_field":1})", &back,
+      &err))
+      << err;
+  EXPECT_EQ(back.seq(), 7u);
+  EXPECT_EQ(back.time_unix_ms(), 1700);
+  EXPECT_EQ(back.kind(), v1::EVENT_KIND_SPARE_TAKEN);
+  EXPECT_EQ(back.member(), 2);
+  EXPECT_FALSE(v1::api_json_parse(R"({"seq":"x"})", &back, &err));
+  EXPECT_FALSE(v1::api_json_parse(R"({"kind":"no_such_kind"})", &back, &err));
+  EXPECT_FALSE(v1::api_json_parse("{\"seq\":", &back, &err));
 }
