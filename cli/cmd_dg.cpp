@@ -100,8 +100,7 @@ void print_group(const v1::Group& g) {
   if (!tasks.empty()) printf("\n%s", tasks.c_str());
   const auto& s = g.last_scrub();
   if (s.stripes_checked())
-    printf("\nlast scrub: %lu stripes checked, %lu mismatched, %lu repaired\n", (unsigned long)s.stripes_checked(),
-           (unsigned long)s.mismatched_stripes(), (unsigned long)s.repaired_stripes());
+    printf("\nlast scrub: %s\n", scrub_summary(s).c_str());
 }
 
 // dg show --watch: redraw (terminal) or print progress lines (logs) until

@@ -63,8 +63,7 @@ void print_group(const v1::Group& g, const v1::StatusOverview& st) {
   }
   const auto& sc = g.last_scrub();
   if (!g.scrub().running() && sc.stripes_checked())
-    printf("      last scrub: %lu stripes checked, %lu mismatched, %lu repaired\n", (unsigned long)sc.stripes_checked(),
-           (unsigned long)sc.mismatched_stripes(), (unsigned long)sc.repaired_stripes());
+    printf("      last scrub: %s\n", scrub_summary(sc).c_str());
   if (!g.note().empty()) printf("      note: %s\n", g.note().c_str());
   for (const auto& v : st.volumes())
     if (v.group() == g.name())

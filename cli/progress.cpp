@@ -21,6 +21,15 @@ std::string progress_line(const std::string& label, const gpuraid::v1::Progress&
   return s;
 }
 
+std::string scrub_summary(const gpuraid::v1::ScrubReport& s) {
+  std::string r = std::to_string(s.stripes_checked()) + " stripes checked, " + std::to_string(s.mismatched_stripes()) +
+                  " mismatched, " + std::to_string(s.repaired_stripes()) + " repaired";
+  // Rewritten without knowing which side was right: never called repaired.
+  if (s.made_consistent_stripes())
+    r += ", " + std::to_string(s.made_consistent_stripes()) + " made consistent (unverified: no checksum says which copy was right)";
+  return r;
+}
+
 std::string group_tasks(const gpuraid::v1::Group& g) {
   std::string out;
   auto add = [&](const char* name, const gpuraid::v1::Progress& p) {

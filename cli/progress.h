@@ -11,6 +11,8 @@ namespace gpuraid::cli {
 std::string progress_line(const std::string& label, const gpuraid::v1::Progress& p, int width = 30);
 // Every running task of a group, one line each ("" when none runs).
 std::string group_tasks(const gpuraid::v1::Group& g);
+// "N stripes checked, N mismatched, N repaired[, N made consistent (unverified)]".
+std::string scrub_summary(const gpuraid::v1::ScrubReport& s);
 bool any_task_running(const gpuraid::v1::Group& g);
 
 }  // namespace gpuraid::cli

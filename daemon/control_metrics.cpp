@@ -187,6 +187,10 @@ void group_metrics(PromText& p, const std::vector<v1::Group>& groups, const v1::
     p.sample("dg_scrub_mismatched_stripes", {{"dg", g.name()}}, g.last_scrub().mismatched_stripes());
   p.family("dg_scrub_repaired_stripes", "gauge", "Stripes repaired by the running or last scrub.");
   for (auto& g : groups) p.sample("dg_scrub_repaired_stripes", {{"dg", g.name()}}, g.last_scrub().repaired_stripes());
+  p.family("dg_scrub_made_consistent_stripes", "gauge",
+           "Stripes the running or last scrub made consistent without knowing which side was right.");
+  for (auto& g : groups)
+    p.sample("dg_scrub_made_consistent_stripes", {{"dg", g.name()}}, g.last_scrub().made_consistent_stripes());
 
   p.family("dg_writes_total", "counter", "Stripe writes per group by kind.");
   for (auto& gs : s.groups()) {

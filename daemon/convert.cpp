@@ -116,6 +116,7 @@ void scrub_to_api(const ScrubReport& r, v1::ScrubReport* o) {
   o->set_stripes_checked(r.stripes_checked);
   o->set_mismatched_stripes(r.mismatched_stripes);
   o->set_repaired_stripes(r.repaired_stripes);
+  o->set_made_consistent_stripes(r.made_consistent_stripes);
   for (auto s : r.mismatch_stripes) o->add_mismatch_stripes(s);
   for (auto m : r.located_members) o->add_located_members(m);
 }

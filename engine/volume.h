@@ -186,7 +186,14 @@ class Volume {
     uint32_t mismatch_rows = 0; // scrub: parity rows (or mirror copies) that differed
     int located_role = -1;      // scrub, m >= 2: the one strip whose content explains the mismatch
     int located_member = -1;
+    // ScrubRepair. repaired: the wrong strip was known (located by the
+    // parity rows, m >= 2, or outvoted by a majority of >= 3 copies) and
+    // rewritten. made_consistent: rewritten without knowing which side was
+    // right (RAID 5 or an unlocated mismatch: parity from the data; two
+    // copies: trusted_member's copy kept); nothing verified the data.
     bool repaired = false;
+    bool made_consistent = false;
+    int trusted_member = -1;
   };
   // Like submit(): req->done runs on r; req->result is 0 or -errno.
   int submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uint64_t stripe, MaintenanceResult* out);

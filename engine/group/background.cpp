@@ -301,7 +301,7 @@ void BackgroundWork::on_done(IoRequest* req) {
       if (result < 0) {  // the stripe could not be checked or repaired: the scrub stops
         if (!b->scrub_now_.failed++) b->scrub_now_.err = result;
         b->stop_scrub_ = true;
-        s->res.repaired = false;
+        s->res.repaired = s->res.made_consistent = false;
       } else if (s->res.skipped) {
         b->scrub_now_.skipped++;
       } else {
@@ -310,6 +310,7 @@ void BackgroundWork::on_done(IoRequest* req) {
       if (s->res.mismatch_rows) {
         b->scrub_now_.mismatched++;
         if (s->res.repaired) b->scrub_now_.repaired++;
+        if (s->res.made_consistent) b->scrub_now_.made_consistent++;
         g.unlock();
         if (b->cb_.scrub_mismatch) b->cb_.scrub_mismatch(s->stripe, s->res);
         g.lock();

@@ -37,6 +37,7 @@ struct WorkProgress {
 
 struct ScrubSummary {
   uint64_t checked = 0, skipped = 0, mismatched = 0, repaired = 0;
+  uint64_t made_consistent = 0;  // rewritten unverified (Volume::MaintenanceResult)
   uint64_t failed = 0;  // stripes whose check or repair failed (the scrub stops there)
   int err = 0;          // the first such error
 };

@@ -595,6 +595,7 @@ ScrubReport Group::last_scrub() const {
   r.stripes_checked = s.checked;
   r.mismatched_stripes = s.mismatched;
   r.repaired_stripes = s.repaired;
+  r.made_consistent_stripes = s.made_consistent;
   return r;
 }
 

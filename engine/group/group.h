@@ -66,7 +66,8 @@ struct Progress {
 struct ScrubReport {
   uint64_t stripes_checked = 0;
   uint64_t mismatched_stripes = 0;
-  uint64_t repaired_stripes = 0;
+  uint64_t repaired_stripes = 0;         // the wrong strip known and rewritten
+  uint64_t made_consistent_stripes = 0;  // rewritten unverified (which side was right is unknown)
   std::vector<uint64_t> mismatch_stripes;   // first few, for the operator
   std::vector<int> located_members;         // RAID 6/ec: member found corrupt per mismatch (-1: not located)
 };

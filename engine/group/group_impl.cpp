@@ -165,14 +165,23 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
         scrub_report.located_members.push_back(r.located_member);
       }
     }
+    std::string how;
+    if (r.repaired) how = " (repaired)";
+    else if (r.made_consistent && r.trusted_member >= 0)
+      how = " (made consistent: member " + std::to_string(r.trusted_member) +
+            "'s copy kept; without a checksum the right copy cannot be known)";
+    else if (r.made_consistent)
+      how = " (made consistent: parity rewritten from the data; without a checksum the data cannot be verified)";
     emit(GroupEvent::MismatchFound, r.located_member,
          "stripe " + std::to_string(stripe) + (r.located_member >= 0 ? ": member " + std::to_string(r.located_member) + " holds the corrupt strip" : "") +
-             (r.repaired ? " (repaired)" : ""));
+             how);
   };
   cb.scrub_done = [this](const ScrubSummary& s) {
     emit(GroupEvent::ScrubFinished, -1,
          std::to_string(s.checked) + " stripes checked, " + std::to_string(s.mismatched) + " mismatched, " +
-             std::to_string(s.repaired) + " repaired, " + std::to_string(s.skipped) + " skipped (degraded)" +
+             std::to_string(s.repaired) + " repaired, " +
+             (s.made_consistent ? std::to_string(s.made_consistent) + " made consistent unverified, " : "") +
+             std::to_string(s.skipped) + " skipped (degraded)" +
              (s.failed ? ", stopped: " + std::to_string(s.failed) + " failed (" + strerror(-s.err) + ")" : ""));
   };
   bg->set_callbacks(cb);

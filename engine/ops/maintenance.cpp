@@ -62,6 +62,37 @@ void write_role(Op* op, uint32_t member, uint8_t* buf) {
 
 static void mirror_write_targets(Op* op);
 
+// Scrub of a mirrored strip: the copy the others are checked against (and,
+// repairing, made equal to). A strict majority of three or more copies
+// outvotes the rest (*verified); otherwise the first copy read is kept,
+// unverified: of two copies that differ, which is right cannot be known
+// without a checksum.
+static uint8_t* copy_to_keep(Op* op, uint32_t i, uint64_t failed, bool* verified, int* kept) {
+  const Geometry& g = op->vol->geometry();
+  uint8_t* best = nullptr;
+  uint32_t best_votes = 0, read = 0;
+  for (uint32_t c = 0; c < g.copies(); c++) {
+    const uint32_t m = g.data_member(op->stripe, i, c);
+    uint8_t* p = (failed >> m & 1) ? nullptr : op->maint.copy[m];
+    if (!p) continue;
+    read++;
+    uint32_t votes = 0;
+    for (uint32_t d = 0; d < g.copies(); d++) {
+      const uint32_t n = g.data_member(op->stripe, i, d);
+      const uint8_t* q = (failed >> n & 1) ? nullptr : op->maint.copy[n];
+      votes += q && (q == p || memcmp(q, p, g.strip_bytes) == 0);
+    }
+    if (votes > best_votes) best = p, best_votes = votes, *kept = int(m);
+  }
+  *verified = read >= 3 && best_votes * 2 > read;
+  if (*verified) return best;
+  for (uint32_t c = 0; c < g.copies(); c++) {  // the first copy read
+    const uint32_t m = g.data_member(op->stripe, i, c);
+    if (!(failed >> m & 1) && op->maint.copy[m] == op->rd[i]) *kept = int(m);
+  }
+  return op->rd[i];
+}
+
 void mirror_reads_done(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
@@ -74,10 +105,16 @@ void mirror_reads_done(Op* op) {
   // The copies to write (the rebuilt member's, or those that differ), each from its strip's first copy.
   uint64_t targets = 0;
   uint8_t* src_of[kMaxMembers];
+  const bool scrub = op->maint.kind == M::Scrub || op->maint.kind == M::ScrubRepair;
+  bool all_verified = true;
   for (uint32_t i = 0; i < g.data_strips(); i++) {
     // rd[i] holds the first readable copy; maint.copy[m] each copy read (scrub: all).
     uint8_t* src = op->rd[i];
     if (!src) continue;
+    bool verified = true;
+    int kept = -1;
+    bool strip_differs = false;
+    if (scrub) src = copy_to_keep(op, i, failed, &verified, &kept);
     for (uint32_t c = 0; c < g.copies(); c++) {
       uint32_t m = g.data_member(op->stripe, i, c);
       bool target = false;
@@ -85,6 +122,7 @@ void mirror_reads_done(Op* op) {
       else if (!(failed >> m & 1) && op->maint.copy[m] && op->maint.copy[m] != src) {
         bool differs = op->maint.kind == M::Resync || memcmp(op->maint.copy[m], src, g.strip_bytes) != 0;
         if (differs && op->maint.kind != M::Resync) op->maint.res->mismatch_rows |= 1u << c;
+        strip_differs |= differs;
         target = differs && op->maint.kind != M::Scrub;
       }
       if (target) {
@@ -92,7 +130,12 @@ void mirror_reads_done(Op* op) {
         src_of[m] = src;
       }
     }
+    if (scrub && strip_differs && !verified) {
+      all_verified = false;
+      op->maint.res->trusted_member = kept;
+    }
   }
+  op->maint.res->made_consistent = !all_verified;  // read by mirror_write_targets
   op->maint.targets = targets;
   for (uint64_t t = targets; t; t &= t - 1) op->maint.src_of[__builtin_ctzll(t)] = src_of[__builtin_ctzll(t)];
   if (!targets) {
@@ -107,7 +150,11 @@ static void mirror_write_targets(Op* op) {
   if (!op->intent_ok) return finish_maintenance(op, -EIO);
   Volume* v = op->vol;
   uint64_t targets = op->maint.targets;
-  if (op->maint.res->mismatch_rows && op->maint.kind == M::ScrubRepair) op->maint.res->repaired = true;
+  if (op->maint.res->mismatch_rows && op->maint.kind == M::ScrubRepair) {
+    op->maint.res->repaired = !op->maint.res->made_consistent;
+  } else {
+    op->maint.res->made_consistent = false;  // a plain scrub rewrites nothing
+  }
   if (op->maint.kind != M::Rebuild) targets &= ~v->failed_mask();  // failed by the write intent
   begin_phase(op, writes_done);
   for (uint64_t t = targets; t; t &= t - 1) {
@@ -294,12 +341,14 @@ static void parity_write_back(Op* op) {
     case M::Scrub:
     case M::ScrubRepair: {
       if (!job->mismatch_rows || op->maint.kind != M::ScrubRepair) break;
-      op->maint.res->repaired = true;
       if (op->maint.res->located_role >= 0) {
+        op->maint.res->repaired = true;
         write_unless_failed(uint32_t(op->maint.res->located_member), op->maint.out);
         break;
       }
-      // Not located: make parity agree with the data (as md's repair does).
+      // Not located: make parity agree with the data (as md's repair does),
+      // and say that this verified nothing.
+      op->maint.res->made_consistent = true;
       thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
       ParityJob e;
       e.op = ParityOp::Encode;
@@ -313,7 +362,7 @@ static void parity_write_back(Op* op) {
       ParityJob* p = &e;
       cpu->submit(&p, 1);
       if (e.status < 0) {  // no parity computed: write none, report the stripe unrepaired
-        op->maint.res->repaired = false;
+        op->maint.res->made_consistent = false;
         break;
       }
       for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->rd[k + r]);

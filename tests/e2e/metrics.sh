@@ -93,6 +93,7 @@ scrape
 FOUND=$(m 'gpuraid_dg_scrub_mismatched_stripes{dg="r6"}')
 [ "$FOUND" -gt 0 ] || fail "the repair scrub found no mismatches"
 check "scrub repaired = found" "$FOUND" "$(m 'gpuraid_dg_scrub_repaired_stripes{dg="r6"}')"
+check "scrub made consistent (RAID 6 locates: none unverified)" 0 "$(m 'gpuraid_dg_scrub_made_consistent_stripes{dg="r6"}')"
 gp dg scrub r6 start >/dev/null
 gp dg show r6 --watch --interval 0.2 >/dev/null
 scrape

@@ -376,20 +376,36 @@ TEST(GroupScrub, FindsLocatesAndRepairsCorruption) {
   ASSERT_TRUE(g->stop(&err));
 }
 
+// Without a checksum a RAID 5 stripe or two copies cannot say which side is
+// wrong: --repair makes them consistent and says so, never "repaired"
+// (issue 33, item 10: a corrupt strip stayed and was counted repaired).
+// Three copies outvote the corrupt one: that is a repair, and the data is right.
 TEST(GroupScrub, Raid5AndMirrorsFindMismatches) {
-  for (Level l : {Level::R5, Level::R1}) {
+  struct Case {
+    Level l;
+    uint32_t members;
+    bool verified;
+  };
+  for (const Case& k : {Case{Level::R5, 4, false}, Case{Level::R1, 2, false}, Case{Level::R1, 3, true}}) {
+    const Level l = k.l;
     GroupRig rig(4);
     std::string err;
-    auto g = rig.create(config(l), 0, l == Level::R1 ? 2 : 4, &err);
+    auto g = rig.create(config(l), 0, k.members, &err);
     ASSERT_TRUE(g) << err;
     Image img(g->volume().size_bytes());
     img.write_all(rig, g->volume());
     std::vector<uint8_t> junk(100, 0x11);
-    rig.raw_write(1, kMetadataBytes + 65536 * 2 + 10, junk.data(), junk.size());
+    // Member 0: the first copy of a mirror, the one a two-copy repair keeps.
+    rig.raw_write(0, kMetadataBytes + 65536 * 2 + 10, junk.data(), junk.size());
     ASSERT_TRUE(g->start_scrub(true, &err)) << err;
     ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
     EXPECT_EQ(g->last_scrub().mismatched_stripes, 1u) << level_name(l);
-    EXPECT_EQ(g->last_scrub().repaired_stripes, 1u);
+    EXPECT_EQ(g->last_scrub().repaired_stripes, k.verified ? 1u : 0u) << level_name(l) << " x" << k.members;
+    EXPECT_EQ(g->last_scrub().made_consistent_stripes, k.verified ? 0u : 1u) << level_name(l) << " x" << k.members;
+    GroupEvent e;
+    ASSERT_TRUE(rig.find_event(GroupEvent::MismatchFound, &e));
+    EXPECT_NE(e.message.find(k.verified ? "(repaired)" : "made consistent"), std::string::npos) << e.message;
+    if (k.verified) img.check(rig, g->volume());  // the two good copies won
     rig.clear_events();
     ASSERT_TRUE(g->start_scrub(false, &err));
     ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
