@@ -24,22 +24,35 @@ namespace gpuraid {
 
 namespace {
 
-int listen_unix(const std::string& path, std::string* err) {
+// Whether a process listens on the Unix socket at `path` now.
+bool socket_alive(const sockaddr_un& a) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const bool alive = connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0 || errno == EAGAIN;
+  close(fd);
+  return alive;
+}
+
+// *made: the socket's inode, so that only this one is ever removed.
+int listen_unix(const std::string& path, NbdSocketId* made, std::string* err) {
   sockaddr_un a{};
   if (path.empty() || path.size() >= sizeof a.sun_path) return *err = "bad Unix socket path '" + path + "'", -1;
+  a.sun_family = AF_UNIX;
+  memcpy(a.sun_path, path.c_str(), path.size());
   struct stat st;
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) return *err = path + " exists and is not a socket", -1;
+    // Another process (another gpuraidd) serves it: never take it away.
+    if (socket_alive(a)) return *err = path + " is in use: another process listens on it", -1;
     unlink(path.c_str());  // a stale socket of an earlier run
   }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  a.sun_family = AF_UNIX;
-  memcpy(a.sun_path, path.c_str(), path.size());
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 64) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 64) != 0 || lstat(path.c_str(), &st) != 0) {
     *err = "cannot listen on " + path + ": " + strerror(errno);
     close(fd);
     return -1;
   }
+  *made = {uint64_t(st.st_dev), uint64_t(st.st_ino)};
   return fd;
 }
 
@@ -97,7 +110,7 @@ std::unique_ptr<NbdServer> NbdServer::start(Engine& engine, BlockTarget* target,
                       nbd::kTxSendWriteZeroes | nbd::kTxCanMultiConn;  // a flush covers every connection
   if (listen.rfind("unix:", 0) == 0) {
     s->unix_path_ = listen.substr(5);
-    if ((s->listen_fd_ = listen_unix(s->unix_path_, err)) < 0) {
+    if ((s->listen_fd_ = listen_unix(s->unix_path_, &s->unix_id_, err)) < 0) {
       s->unix_path_.clear();
       return nullptr;
     }
@@ -272,7 +285,12 @@ void NbdServer::stop_listening() {
   }
   if (listen_fd_ >= 0) close(listen_fd_);
   listen_fd_ = -1;
-  if (!unix_path_.empty()) unlink(unix_path_.c_str());
+  // Only the socket this server made: one that replaced it (another
+  // process's, after ours was removed behind our back) stays.
+  struct stat st;
+  if (!unix_path_.empty() && lstat(unix_path_.c_str(), &st) == 0 && uint64_t(st.st_dev) == unix_id_.dev &&
+      uint64_t(st.st_ino) == unix_id_.ino)
+    unlink(unix_path_.c_str());
   unix_path_.clear();
 }
 

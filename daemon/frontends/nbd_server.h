@@ -18,6 +18,11 @@
 namespace gpuraid {
 
 // Limits against a hostile or broken client (per export).
+// A Unix socket file, by inode: what a server made (and may remove).
+struct NbdSocketId {
+  uint64_t dev = 0, ino = 0;
+};
+
 struct NbdLimits {
   uint32_t max_connections = 64;      // handshaking and serving; more are closed at accept
   uint32_t handshake_timeout_ms = 10000;  // the whole handshake (TLS included), not per read
@@ -70,6 +75,7 @@ class NbdServer {
   std::unique_ptr<NbdTlsContext> tls_;  // null: TLS off
   NbdLimits limits_;
   std::string unix_path_;
+  NbdSocketId unix_id_;  // the socket file it made (removed at the end only if still that one)
   int listen_fd_ = -1;
   int wake_[2] = {-1, -1};
   std::thread listener_;

@@ -37,6 +37,25 @@ gp vd export v --nbd --listen "unix:$T/v.sock" >/dev/null
 gp vd show v | grep -q "export security.*no TLS" || fail "vd show: $(gp vd show v)"
 gp vd unexport v >/dev/null
 
+step "a Unix socket another process listens on is never taken; a stale one is (issue 33, item 9)"
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60)' "$T/busy.sock" &
+OTHER=$!
+for _ in $(seq 50); do [ -S "$T/busy.sock" ] && break; sleep 0.1; done
+expect_rc 1 gp vd export v --nbd --listen "unix:$T/busy.sock"
+[[ $ERR == *"in use: another process listens on it"* ]] || fail "the refusal does not say why: $ERR"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$T/busy.sock" ||
+  fail "the other process's socket was taken away"
+kill $OTHER; wait $OTHER 2>/dev/null || true
+gp vd export v --nbd --listen "unix:$T/busy.sock" >/dev/null  # stale now: replaced
+# Replaced behind the daemon's back: the unexport leaves the newcomer's socket alone.
+rm "$T/busy.sock"
+python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$T/busy.sock"
+gp vd unexport v >/dev/null
+[ -S "$T/busy.sock" ] || fail "the unexport removed a socket it did not make"
+echo "   ok: refused while served elsewhere, stale one replaced, a foreign one left alone"
+
 step "--insecure-listen: accepted, logged, shown, in the metrics"
 gp vd export v --nbd --listen "tcp:0.0.0.0:$PORT" --insecure-listen >/dev/null
 nbdinfo --size "nbd://127.0.0.1:$PORT/v" >/dev/null || fail "nbdinfo cannot reach the insecure export"
