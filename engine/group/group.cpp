@@ -84,9 +84,14 @@ static bool write_first_superblocks(Group::Impl& im, std::string* err) {
 
 // One file or device is one drive: two drive objects over the same storage
 // in one group would make it hold one strip where the layout says two.
+// And a group's drive belongs to it alone: each is claimed (Drive::claim),
+// so that another process (a second gpuraidd) cannot assemble it too.
 static bool refuse_shared(const std::vector<const Drive*>& drives, std::string* err) {
   const std::string why = shared_storage(drives);
-  return why.empty() || fail(err, why + ": one drive cannot be in a group twice");
+  if (!why.empty()) return fail(err, why + ": one drive cannot be in a group twice");
+  for (const Drive* d : drives)
+    if (!d->claim(err)) return false;
+  return true;
 }
 
 static std::vector<const Drive*> raw(const std::vector<std::unique_ptr<Drive>>& drives) {
@@ -102,6 +107,11 @@ bool Group::Impl::refuse_shared(const Drive& d, std::string* err, int replacing)
     std::lock_guard<std::mutex> l(mu);
     for (uint32_t s = 0; s < kMaxSlots; s++)
       if (present(s) && int(s) != replacing) all.push_back(drives[s].get());
+    // The replaced member's own storage coming back under a new drive
+    // object: the claim moves to it (one process may claim it once).
+    if (replacing >= 0 && present(uint32_t(replacing)) && d.identity().known() &&
+        d.identity().chain[0] == drives[replacing]->identity().chain[0])
+      d.adopt_claim(*drives[replacing]);
   }
   all.push_back(&d);
   return gpuraid::refuse_shared(all, err);
@@ -285,11 +295,40 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   if (!Geometry::make(top.level, top.members, level_description(top.level).chosen_parity ? top.parity : 0, top.strip_bytes,
                       top.member_data_bytes, &g, err, top.subgroups))
     return nullptr;
+  // Forced, a failed group comes back (mdadm --assemble --force): failed
+  // members whose drives are here return, the most recently updated first
+  // (their own superblock's generation), until the level survives. What
+  // they missed while out reads stale from them: the notes name each one.
+  bool forced_in = false;
+  if (force && rebuilding < 0 && !g.survives(failed)) {
+    std::vector<std::pair<uint64_t, uint32_t>> back;  // (own generation, slot)
+    for (uint32_t s = 0; s < g.members; s++)
+      if ((failed >> s & 1) && im.present(s)) back.push_back({reads[by_uuid.at(im.sb.slots[s].uuid)].sb.generation, s});
+    std::sort(back.rbegin(), back.rend());
+    for (const auto& [gen, s] : back) {
+      if (g.survives(failed)) break;
+      failed &= ~(1ull << s);
+      im.sb.slots[s].state = SlotState::Active;
+      im.sb.slots[s].rebuild_checkpoint = 0;
+      forced_in = true;
+      notes.push_back("forced in member " + std::to_string(s) + ", failed (its superblock at generation " +
+                      std::to_string(gen) + ", the group's " + std::to_string(top.generation) +
+                      "): what was written while it was out reads stale from it");
+    }
+  }
   const uint64_t unusable = failed | (rebuilding >= 0 ? 1ull << rebuilding : 0);
-  if (!g.survives(unusable))
+  if (!g.survives(unusable)) {
+    bool revivable = false;  // failed members whose drives are here: force can bring them back
+    for (uint32_t s = 0; s < g.members; s++) revivable |= (failed >> s & 1) && im.present(s);
     return fail(err, "too few members to start: " + std::to_string(g.members - __builtin_popcountll(unusable)) +
-                         " of " + std::to_string(g.members) + " usable (" + join_notes(notes) + "); " + level_name(g.level) +
-                         " needs at least " + std::to_string(g.members - g.guaranteed_redundancy())), nullptr;
+                         " of " + std::to_string(g.members) + " usable" +
+                         (notes.empty() ? "" : " (" + join_notes(notes) + ")") + "; " + level_name(g.level) +
+                         " needs at least " + std::to_string(g.members - g.guaranteed_redundancy()) +
+                         (revivable && !force ? "; start with force to bring back the failed members whose drives are "
+                                                "here (what they missed while out reads stale from them)"
+                                              : "")),
+           nullptr;
+  }
   // An unclean stop leaves dirty regions: their parity is recomputed. A
   // degraded array cannot do that (the write hole): refuse unless forced.
   std::vector<uint8_t> dirty;
@@ -381,6 +420,9 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   for (const auto& [slot, why] : p.errors)
     if (slot < g.members) notes.push_back("member " + std::to_string(slot) + " failed: " + why);
   if (p.failed && !failed) notes.push_back("starting degraded");
+  // Members forced in may disagree with parity anywhere: with every member
+  // usable, all of it is resynced (degraded, nothing can be).
+  if (forced_in && !unusable) dirty.assign((top.bitmap_regions() + 7) / 8, 0xff), guard_replayed = false;
   if (!dirty.empty() && !guard_replayed) {
     im.wi->set_suspect(dirty);
     if (im.wi->suspect_regions()) {
@@ -526,6 +568,7 @@ std::unique_ptr<Drive> Group::remove_spare(const std::string& path, std::string*
     p = im.persist_locked();  // no superblock lists it any more
   }
   im.after_persist(p);
+  d->release_claim();  // a free drive again
   std::string e;
   if (!wipe_metadata(*d, &e)) *err = "it left the group, but its metadata could not be wiped: " + e;
   return d;

@@ -58,6 +58,7 @@ Group::Impl::Persisted Group::Impl::persist_locked() {
       }
       p.dropped.push_back("spare " + drives[s]->path() + " dropped from the group: " + e);
       sb.slots[s] = Slot{};
+      drives[s]->release_claim();  // no longer the group's
       retired.push_back(std::move(drives[s]));
       again = true;
     }
@@ -278,6 +279,8 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
       p.failed &= ~(1ull << member);  // it is failed already
       p.add(persist_locked());
       raw = nullptr;
+    } else if (swapped) {
+      retired.back()->release_claim();  // the replaced drive is no longer the group's
     }
   }
   after_persist(p);

@@ -134,6 +134,8 @@ bool Group::Impl::resume_member(uint32_t index, std::unique_ptr<Drive> fresh, Sl
       }
       p.failed &= ~(1ull << index);
       p.add(persist_locked());
+    } else if (swapped) {
+      retired.back()->release_claim();  // the old drive object is no longer the group's
     }
   }
   after_persist(p);

@@ -82,6 +82,7 @@ DriveType guess_drive_type(const std::string& path) {
 }
 
 Drive::~Drive() {
+  if (claim_fd_ >= 0) close(claim_fd_);
   if (fd_ >= 0) close(fd_);
   if (unlink_on_close_) unlink(path_.c_str());
 }

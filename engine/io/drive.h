@@ -6,10 +6,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "engine/io/drive_identity.h"
+#include "engine/io/drive_throttle.h"
 #include "engine/io/fault_injector.h"
 #include "engine/io/meta_lane.h"
 
@@ -66,6 +68,22 @@ class Drive {
   // daemon's --metadata-timeout-ms). Default 10 s.
   static void set_metadata_timeout_ms(uint64_t ms);
   static uint64_t metadata_timeout_ns();
+  // Claims the drive for this drive object alone (drive_claim.cpp): a
+  // second process (another gpuraidd over a copied registry) that claims
+  // it fails, saying why, until this object is gone. A group claims its
+  // members and spares; idempotent; null drives need none.
+  bool claim(std::string* err) const;
+  // Lets it go (a drive that left its group while the group keeps the
+  // object for I/O still in flight).
+  void release_claim() const;
+  // Takes over `from`'s claim (the same storage under a new drive object).
+  void adopt_claim(const Drive& from) const {
+    if (claim_fd_ < 0) std::swap(claim_fd_, from.claim_fd_);
+  }
+  // A throttled drive (drive_throttle.h; the bench's --drive-bw and
+  // friends, tests): set before I/O starts; nullptr when none.
+  void set_limits(const DriveLimits& l) { throttle_ = l.any() ? std::make_unique<DriveThrottle>(l) : nullptr; }
+  DriveThrottle* throttle() const { return throttle_.get(); }
   // Fault injection: always present, inactive unless a test arms it.
   FaultInjector& faults() { return *faults_; }
 
@@ -80,11 +98,13 @@ class Drive {
   uint32_t max_io_ = 1u << 20;
   uint32_t nsid_ = 0, lba_shift_ = 9;
   bool unlink_on_close_ = false;
+  mutable int claim_fd_ = -1;  // claim(): the descriptor that holds it (moved by adopt_claim)
   bool volatile_cache_ = true;
   DriveIdentity identity_;
   // Shared with the metadata lane's thread, which may outlive the drive.
   std::shared_ptr<FaultInjector> faults_ = std::make_shared<FaultInjector>();
   std::unique_ptr<MetaLane> lane_;
+  std::unique_ptr<DriveThrottle> throttle_;
   void start_lane();
 };
 

@@ -414,6 +414,44 @@ TEST(GroupScrub, Raid5AndMirrorsFindMismatches) {
   }
 }
 
+// A failed group comes back with force (issue 33, item 8; mdadm
+// --assemble --force): the member that failed last returns (it missed
+// nothing: the group failed with it), the first stays failed and is
+// re-added; every byte written before the failures reads back.
+TEST(GroupForce, AFailedGroupComesBackWithTheMemberThatFailedLast) {
+  GroupRig rig(3);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 3, &err);
+  ASSERT_TRUE(g) << err;
+  Image img(g->volume().size_bytes());
+  img.write_all(rig, g->volume());
+  ASSERT_TRUE(g->fail_member(1, &err)) << err;
+  // The second failure an I/O error's (an operator may not fail the group).
+  ASSERT_TRUE(g->volume().fail_member(2, -EIO));
+  g->volume().wait_persisted();
+  EXPECT_EQ(g->state(), GroupState::Failed);
+  g->stop(&err);  // refuses to call a failed group stopped cleanly
+  g.reset();
+  EXPECT_FALSE(rig.assemble(rig.open_range(0, 3), nullptr, &err));
+  EXPECT_NE(err.find("start with force to bring back"), std::string::npos) << err;
+  EXPECT_EQ(err.find("()"), std::string::npos) << err;
+  std::string note;
+  g = rig.assemble(rig.open_range(0, 3), &note, &err, /*force=*/true);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("forced in member 2"), std::string::npos) << note;
+  EXPECT_EQ(note.find("forced in member 1"), std::string::npos) << note;
+  EXPECT_EQ(g->state(), GroupState::Degraded);
+  img.check(rig, g->volume());
+  ReaddResult rr;
+  ASSERT_TRUE(g->readd_member(1, nullptr, false, &rr, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal; }));
+  img.check(rig, g->volume());
+  ASSERT_TRUE(g->start_scrub(false, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
+  EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 TEST(GroupWriteIntent, CleanStopLeavesNoDirtyBitsAndUncleanStopResyncsDirtyRegions) {
   GroupRig rig(4);
   std::string err;

@@ -319,6 +319,7 @@ TEST(WriteHoleGuard, Raid50And60GroupsHaveItAcrossARestart) {
       EXPECT_EQ(sb.ppl_slots, made.slots);
       EXPECT_GE(sb.ppl_offset, sb.data_offset + sb.member_data_bytes) << "the log lies after the member data";
     }
+    g.reset();  // its drives go with it (a group claims its drives: Drive::claim)
     g = rig.assemble(rig.open_range(0, 8), &note, &err);
     ASSERT_TRUE(g) << err;
     EXPECT_EQ(g->volume().geometry().subgroups, 2u);
