@@ -46,6 +46,13 @@ int main(int argc, char** argv) {
   app.add_option("--drive-type", o.drive_type, "mem, null, file, block or nvme-char (NVMe passthrough on /dev/ngXnY)")->capture_default_str();
   app.add_option("--drive-size", o.drive_size, "size of each mem/null/new file drive")->capture_default_str();
   app.add_option("--drives", o.drives, "drive paths (file or block), comma-separated")->delimiter(',');
+  // Drives that behave like drives (issue 34): caps per drive over any type.
+  app.add_option("--drive-bw", o.drive_bw, "cap each drive's read and write bandwidth (bytes/s, e.g. 2G)");
+  app.add_option("--drive-read-bw", o.drive_read_bw, "cap each drive's read bandwidth (overrides --drive-bw for reads)");
+  app.add_option("--drive-write-bw", o.drive_write_bw, "cap each drive's write bandwidth (overrides --drive-bw for writes)");
+  app.add_option("--drive-iops", o.drive_iops, "cap each drive's read and write IOPS (e.g. 500k)");
+  app.add_option("--drive-read-iops", o.drive_read_iops, "cap each drive's read IOPS");
+  app.add_option("--drive-write-iops", o.drive_write_iops, "cap each drive's write IOPS");
   app.add_option("--rw", o.rw, "randread, randwrite, randrw, read, write")->capture_default_str();
   app.add_option("--bs", o.bs, "I/O size")->capture_default_str();
   app.add_option("--rwmixread", o.rwmixread, "read share of randrw, percent")->capture_default_str();
@@ -102,6 +109,7 @@ int main(int argc, char** argv) {
   if (!parse_size(o.strip, &strip)) return fail_usage("bad --strip '" + o.strip + "'");
   if (!parse_size(o.bs, &bs) || bs == 0 || bs % 4096 || bs > (32u << 20)) return fail_usage("--bs must be a multiple of 4K up to 32M");
   if (!parse_size(o.drive_size, &dsize)) return fail_usage("bad --drive-size '" + o.drive_size + "'");
+  if (std::string why; !parse_drive_limits(&o, &why)) return fail_usage(why);
   if (o.iodepth == 0 || o.iodepth > 4096) return fail_usage("--iodepth must be 1..4096");
   if (o.threads == 0 || o.threads > 64) return fail_usage("--threads must be 1..64");
   if (o.rwmixread > 100) return fail_usage("--rwmixread must be 0..100");
@@ -160,6 +168,7 @@ int main(int argc, char** argv) {
     else if (dt == DriveType::File) s.path = tmpdir + "/d" + std::to_string(i);
     auto d = Drive::open(s, &err);
     if (!d) return fail_usage(err);
+    d->set_limits(o.limits);
     members.push_back(d.get());
     drives.push_back(std::move(d));
   }
@@ -267,7 +276,7 @@ int main(int argc, char** argv) {
   const double bound = io_count_bound(g, rw, uint32_t(bs), o.rwmixread, failed);
   json out;
   out["config"] = {{"level", level_name(g.level)}, {"members", g.members}, {"data_strips", g.data_strips()},
-                   {"parity", g.is_mirror() ? 0 : g.parity}, {"strip", g.strip_bytes}, {"drive_type", o.drive_type},
+                   {"parity", g.is_mirror() ? 0 : g.parity}, {"strip", g.strip_bytes}, {"drive_type", o.drive_type}, {"drive_limits", limits_json(o.limits)},
                    {"drive_size", dsize}, {"rw", rw_name(rw)}, {"bs", bs}, {"rwmixread", o.rwmixread},
                    {"iodepth", o.iodepth}, {"threads", o.threads}, {"runtime", o.runtime}, {"runs", o.runs},
                    {"failed_members", o.fail}, {"parity_backend", parity_ran(backend_name, parity)},

@@ -123,7 +123,9 @@ bool wait_rebuild(Engine& e, Group& g, double* secs) {
 
 std::unique_ptr<Drive> twin_of(const Drive& d, std::string* err) {
   DriveSpec s{d.type(), "", d.size_bytes(), true};
-  return Drive::open(s, err);
+  auto t = Drive::open(s, err);
+  if (t && d.throttle()) t->set_limits(d.throttle()->limits());  // as fast as the drive it stands in for
+  return t;
 }
 
 }  // namespace
@@ -237,7 +239,7 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   json out;
   out["parity"] = parity_json(backend, parity);
   out["config"] = {{"level", level_name(geo.level)}, {"members", geo.members}, {"data_strips", geo.data_strips()},
-                   {"strip", geo.strip_bytes}, {"drive_type", o.drive_type}, {"rw", rw_name(w.rw)}, {"bs", w.bs},
+                   {"strip", geo.strip_bytes}, {"drive_type", o.drive_type}, {"drive_limits", limits_json(o.limits)}, {"rw", rw_name(w.rw)}, {"bs", w.bs},
                    {"iodepth", w.iodepth}, {"threads", o.threads}, {"rate_iops", o.rate_iops},
                    {"rebuild_rate_limit", rs.rate_bytes_s}, {"rebuild_min_rate", rs.min_rate_bytes_s},
                    {"rebuild_run_bytes", e.rebuild_run_bytes()}, {"parity_backend", parity_ran(backend, parity)},

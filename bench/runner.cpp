@@ -1,10 +1,13 @@
 #include "bench/runner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <thread>
+
+#include "engine/units.h"
 
 namespace gpuraid::bench {
 
@@ -122,6 +125,55 @@ json to_json(const RunResult& r) {
 const RunResult& median(std::vector<RunResult>& v) {
   std::sort(v.begin(), v.end(), [](const RunResult& a, const RunResult& b) { return a.iops < b.iops; });
   return v[v.size() / 2];
+}
+
+namespace {
+bool parse_iops(const std::string& s, uint64_t* out) {
+  if (s.empty() || !isdigit(static_cast<unsigned char>(s[0]))) return false;
+  size_t used = 0;
+  const double v = std::stod(s, &used);
+  const std::string unit = s.substr(used);
+  const double mult = unit.empty() ? 1 : unit == "k" || unit == "K" ? 1e3 : unit == "m" || unit == "M" ? 1e6 : 0;
+  if (mult == 0 || v * mult < 1 || v * mult > 1e12) return false;
+  *out = uint64_t(v * mult);
+  return true;
+}
+}  // namespace
+
+bool parse_drive_limits(Options* o, std::string* why) {
+  struct Cap {
+    const char* flag;
+    const std::string* text;
+    bool iops;
+    uint64_t* dst[2];
+  };
+  DriveLimits& l = o->limits;
+  l = DriveLimits{};
+  // Both directions first, then the one-direction flags over them.
+  const Cap caps[] = {{"--drive-bw", &o->drive_bw, false, {&l.read_bytes_s, &l.write_bytes_s}},
+                      {"--drive-iops", &o->drive_iops, true, {&l.read_iops, &l.write_iops}},
+                      {"--drive-read-bw", &o->drive_read_bw, false, {&l.read_bytes_s, nullptr}},
+                      {"--drive-write-bw", &o->drive_write_bw, false, {&l.write_bytes_s, nullptr}},
+                      {"--drive-read-iops", &o->drive_read_iops, true, {&l.read_iops, nullptr}},
+                      {"--drive-write-iops", &o->drive_write_iops, true, {&l.write_iops, nullptr}}};
+  for (const Cap& c : caps) {
+    if (c.text->empty()) continue;
+    uint64_t v = 0;
+    const bool ok = c.iops ? parse_iops(*c.text, &v) : parse_size(*c.text, &v) && v >= 4096;
+    if (!ok)
+      return *why = std::string(c.flag) + " '" + *c.text + "': " +
+                    (c.iops ? "a count such as 500k" : "bytes per second, at least 4K, such as 2G"),
+             false;
+    for (uint64_t* d : c.dst)
+      if (d) *d = v;
+  }
+  return true;
+}
+
+nlohmann::json limits_json(const DriveLimits& l) {
+  if (!l.any()) return nullptr;
+  return {{"read_bytes_s", l.read_bytes_s}, {"write_bytes_s", l.write_bytes_s}, {"read_iops", l.read_iops},
+          {"write_iops", l.write_iops}};
 }
 
 double cov(const std::vector<RunResult>& v) {

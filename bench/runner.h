@@ -10,6 +10,7 @@
 #include "bench/cpu_usage.h"
 #include "bench/load_generator.h"
 #include "engine/engine.h"
+#include "engine/io/drive_throttle.h"
 #include "engine/parity/accelerator_options.h"
 #include "engine/volume.h"
 
@@ -19,6 +20,10 @@ struct Options {
   std::string level = "5", strip = "64K", drive_type = "mem", drive_size = "256M", rw = "randread", bs = "4K";
   std::string parity_backend = "cpu", state = "normal", rebuild_rate = "0", rebuild_min = "0";
   std::vector<std::string> drives;
+  // Throttled drives (engine/io/drive_throttle.h): "" = no cap. --drive-bw
+  // and --drive-iops set both directions; --drive-read-*/--drive-write-* one.
+  std::string drive_bw, drive_read_bw, drive_write_bw, drive_iops, drive_read_iops, drive_write_iops;
+  DriveLimits limits;  // parsed from those
   uint32_t members = 4, parity = 0, rwmixread = 70, iodepth = 32, threads = 1, fail = 0, runs = 1;
   uint64_t rate_iops = 0;
   uint32_t write_gather_us = EngineConfig{}.write_gather_us;
@@ -56,6 +61,11 @@ void warm_up(Engine& e, Target& t, const Workload& w, const Options& o, uint64_t
 // Writes the whole volume once (full stripes) on reactor 0 from this thread.
 void fill(Engine& e, Volume& v);
 nlohmann::json to_json(const RunResult& r);
+// Fills o->limits from --drive-bw and friends; false with *why on bad input.
+// Bandwidth in bytes/s with binary units (2G = 2 GiB/s); IOPS decimal (500k).
+bool parse_drive_limits(Options* o, std::string* why);
+// {"read_bytes_s": ..., ...}, or null when no drive is throttled.
+nlohmann::json limits_json(const DriveLimits& l);
 const RunResult& median(std::vector<RunResult>& v);
 double cov(const std::vector<RunResult>& v);
 void print_header();

@@ -162,6 +162,10 @@ void Reactor::submit(MemberIo* io) {
     }
     if (uint32_t us = f.latency_us()) io->due_ns = now_ns() + uint64_t(us) * 1000;
   }
+  if (DriveThrottle* t = io->drive->throttle(); t && io->kind != MemberIo::Flush) {
+    const uint64_t now = now_ns(), due = t->reserve(io->kind == MemberIo::Write, io->len, now);
+    if (due > now && due > io->due_ns) io->due_ns = due;
+  }
   in_flight_++;
   if (pluggable(io)) plug_.push_back(io);  // prepared at the turn's submission point
   else if (!prep(io)) unsubmitted_.push_back(io);
