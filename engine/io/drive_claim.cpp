@@ -1,7 +1,8 @@
 // Drive::claim (drive.h): one owner per drive across processes. Written by
-// hand: no packaged library takes these locks. Block devices get the
-// kernel's exclusive claim (an O_EXCL open: EBUSY while another process,
-// a mounted filesystem, md or device-mapper holds it); files (file, mem)
+// hand: no packaged library takes these locks. Block devices have the
+// kernel's exclusive claim from their own open (O_EXCL: EBUSY while another
+// process, a mounted filesystem, md or device-mapper holds it), and an NVMe
+// char device takes it on its namespace's block device; files (file, mem)
 // an open file description write lock over the whole file (F_OFD_SETLK:
 // per open, not per process, released when the descriptor closes, also
 // at a crash). Both are advisory for I/O: the drive's own descriptor reads
@@ -37,10 +38,11 @@ void Drive::release_claim() const {
 }
 
 bool Drive::claim(std::string* err) const {
-  if (claim_fd_ >= 0 || type_ == DriveType::Null) return true;
+  // A block device's own descriptor is an O_EXCL open already (Drive::open).
+  if (claim_fd_ >= 0 || type_ == DriveType::Null || type_ == DriveType::Block) return true;
   std::string node = path_;
-  const bool block = type_ == DriveType::Block || type_ == DriveType::NvmeChar;
-  if (type_ == DriveType::NvmeChar) {  // its namespace's block device
+  const bool block = type_ == DriveType::NvmeChar;
+  if (block) {  // its namespace's block device
     if (!identity_.known() || identity_.chain[0].kind != StorageKey::Block) return true;
     node = block_node(identity_.chain[0].dev);
     if (node.empty()) return true;  // no block twin to claim: nothing else can claim it either
