@@ -14,23 +14,9 @@ grpc::Status exists(const std::string& m) { return {grpc::StatusCode::ALREADY_EX
 std::string quote(const std::string& s) { return utf8_quote(s, 64); }
 
 grpc::Status check_name(const std::string& what, const std::string& s) {
-  if (s.empty()) return invalid(what + " is empty");
-  if (s.size() > kMaxNameLen)
-    return invalid(what + " " + quote(s) + " is too long (" + std::to_string(s.size()) + " bytes, at most " +
-                   std::to_string(kMaxNameLen) + ")");
-  if (!utf8_valid(s)) return invalid(what + " " + quote(s) + " is not valid UTF-8");
-  const auto ok = [](uint32_t c) { return c >= 0x80 ? !utf8_invisible(c) : isalnum(int(c)) != 0; };
-  uint32_t cp;
-  utf8_decode(s, 0, &cp);
-  if (!ok(cp)) return invalid(what + " " + quote(s) + " must start with a letter or digit");
-  for (size_t i = 0, n; i < s.size(); i += n) {
-    n = utf8_decode(s, i, &cp);
-    if (!ok(cp) && cp != '.' && cp != '_' && cp != '-')
-      return invalid(what + " " + quote(s) +
-                     " may only hold letters and digits (any script), '.', '_' and '-' (no spaces, controls or "
-                     "invisible characters)");
-  }
-  return grpc::Status::OK;
+  std::string why;
+  if (name_rule_ok(s, kMaxNameLen, &why)) return grpc::Status::OK;
+  return invalid(what + (s.empty() ? " " : " " + quote(s) + " ") + why);
 }
 
 grpc::Status check_ref(const std::string& what, const std::string& s) {

@@ -1,5 +1,6 @@
 #include "engine/utf8.h"
 
+#include <cctype>
 #include <cstdio>
 
 namespace gpuraid {
@@ -85,6 +86,25 @@ size_t display_width(const std::string& s) {
     w += combining(cp) || (cp >= 0x200b && cp <= 0x200f) ? 0 : wide(cp) ? 2 : 1;
   }
   return w;
+}
+
+bool name_rule_ok(const std::string& s, size_t max_bytes, std::string* why) {
+  if (s.empty()) return *why = "is empty", false;
+  if (s.size() > max_bytes)
+    return *why = "is too long (" + std::to_string(s.size()) + " bytes, at most " + std::to_string(max_bytes) + ")", false;
+  if (!utf8_valid(s)) return *why = "is not valid UTF-8", false;
+  const auto ok = [](uint32_t c) { return c >= 0x80 ? !utf8_invisible(c) : isalnum(int(c)) != 0; };
+  uint32_t cp;
+  utf8_decode(s, 0, &cp);
+  if (!ok(cp)) return *why = "must start with a letter or digit", false;
+  for (size_t i = 0, n; i < s.size(); i += n) {
+    n = utf8_decode(s, i, &cp);
+    if (!ok(cp) && cp != '.' && cp != '_' && cp != '-')
+      return *why = "may only hold letters and digits (any script), '.', '_' and '-' (no spaces, controls or "
+                    "invisible characters)",
+             false;
+  }
+  return true;
 }
 
 }  // namespace gpuraid

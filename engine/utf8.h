@@ -17,6 +17,12 @@ bool utf8_valid(const std::string& s);
 // kind, invisible format characters (zero-width, direction overrides, soft
 // hyphen, byte-order mark), non-characters and U+FFFD.
 bool utf8_invisible(uint32_t cp);
+// The one rule for object names (PDs, DGs, VDs: the API checks it, and the
+// exports that use a VD's name in a socket path or an NBD export name):
+// non-empty, at most max_bytes, valid UTF-8, letters and digits of any
+// script (not utf8_invisible), '.', '_' and '-', starting with a letter or
+// digit. false with *why (a sentence without the name) otherwise.
+bool name_rule_ok(const std::string& s, size_t max_bytes, std::string* why);
 // s in single quotes, for an error message: its UTF-8 kept, anything else
 // (invalid bytes, controls, invisible characters) as \xNN; "..." after
 // the first max_bytes bytes.

@@ -5,14 +5,15 @@
 
 #include <cstdlib>
 
+#include "engine/utf8.h"
+
 namespace gpuraid {
 
 namespace {
+// The API's own rule (engine/utf8.h): a VD named there is exportable.
 bool valid_name(const std::string& vd) {
-  if (vd.empty() || vd.size() > 64) return false;
-  for (char c : vd)
-    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
-  return true;
+  std::string why;
+  return name_rule_ok(vd, 64, &why);
 }
 }  // namespace
 

@@ -60,5 +60,11 @@ expect_rc 2 gp vd create "$G" --size 4M --name $'caf\xe9'
 expect_rc 1 gp vd create "$G" --size 4M --name "$(printf 'ü%.0s' $(seq 32))"  # 64 bytes
 [[ "$ERR" == *"too long (64 bytes, at most 63)"* ]] || fail "$ERR"
 check "volumes after refusals" 1 "$(gp vd list --json | json 'len(d["volumes"])')"
+
+step "one rule for names: a volume the API takes can be exported (issue 33, item 12: 'ν1')"
+gp vd create "$G" --size 4M --name "ν1" >/dev/null
+gp vd export "ν1" --nbd --listen "unix:$T/nu.sock" >/dev/null || fail "ν1 could not be exported: $(gp vd export "ν1" --nbd --listen "unix:$T/nu.sock" 2>&1)"
+check "ν1 exported" True "$(gp vd show "ν1" --json | json 'd["export"]["active"]')"
+gp vd unexport "ν1" >/dev/null
 stop_daemon
 echo "utf8_names: OK"
