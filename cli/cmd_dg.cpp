@@ -199,10 +199,11 @@ void add_dg_commands(Cli& c) {
         q.set_level(l);
         q.set_parity(a->parity);
         q.set_subgroups(a->subgroups);
-        uint64_t strip = size_arg(a->strip);
-        if (strip > UINT32_MAX) {
-          return usage_error("the strip size " + a->strip + " is too large (at most 1M)");
-        }
+        // One rule for every bad strip size, checked here (usage: exit 2):
+        // 0 is no "default", and 2M is as wrong as 1T.
+        const uint64_t strip = size_arg(a->strip);
+        if (strip < 4096 || strip > (1u << 20) || (strip & (strip - 1)))
+          return usage_error("--strip " + a->strip + ": a power of two from 4K to 1M");
         q.set_strip_bytes(uint32_t(strip));
         q.set_name(a->name);
         for (auto& d : a->drives) q.add_drives(d);
@@ -358,6 +359,9 @@ void add_dg_commands(Cli& c) {
     s->add_option("--scrub", a->scrub, "scrub rate, e.g. 50M")->check(kSize);
     s->callback([&c, a] {
       c.action = [&c, a](Client& cl) {
+        if (a->rebuild.empty() && a->rebuild_min.empty() && a->scrub.empty())
+          return usage_error("dg rates: give --rebuild, --rebuild-min or --scrub (gpuraid dg show " + a->group +
+                             " shows the rates now)");
         v1::SetRatesRequest q;
         q.set_group(a->group);
         if (!a->rebuild.empty()) q.set_rebuild_bytes_s(size_arg(a->rebuild));

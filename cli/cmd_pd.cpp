@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_pd_nvme.h"
+#include "cli/errors.h"
 #include "cli/output.h"
 
 namespace gpuraid::cli {
@@ -77,6 +78,8 @@ void add_pd_commands(Cli& c) {
           v1::DriveType_Parse("DRIVE_TYPE_" + name, &t);
         }
         q.set_type(t);
+        if (!a->size.empty() && size_arg(a->size) == 0)  // 0 would read as "no size given"
+          return usage_error("--size " + a->size + ": a drive of no bytes cannot be made");
         if (!a->size.empty()) q.set_create_size_bytes(size_arg(a->size));
         q.set_id(a->id);
         v1::Drive r;

@@ -44,6 +44,8 @@ expect_rc 2 gp dg replace dg0 --member 99 --with pd4
 expect_rc 2 gp dg scrub dg0 explode
 expect_rc 2 gp dg rebuild dg0
 expect_rc 2 gp dg rates dg0 --rebuild fast
+expect_rc 2 gp pd add "$T/zero.img" --size 0
+[[ $ERR == *"no bytes"* ]] || fail "pd add --size 0: $ERR"
 expect_rc 2 gp vd create dg0
 expect_rc 2 gp vd create dg0 --size 1G --rest
 expect_rc 2 gp vd create dg0 --size 0
@@ -87,8 +89,13 @@ expect_rc 1 gp dg create --level 5 pd3 pd3 pd4
 expect_rc 1 gp dg create --level 5 pd0 pd3 pd4
 expect_rc 1 gp dg create --level 6 pd3 pd4
 echo "   $ERR"
-expect_rc 1 gp dg create --level 5 --strip 3K pd3 pd4
-expect_rc 1 gp dg create --level 5 --strip 2M pd3 pd4
+expect_rc 2 gp dg create --level 5 --strip 3K pd3 pd4
+# One rule for bad strip sizes, all usage errors (2): 0, too small, too large, not a power of two.
+for bad in 0 2K 2M 1T 96K; do
+  expect_rc 2 gp dg create --level 5 --strip $bad pd3 pd4
+done
+[[ $ERR == *"a power of two from 4K to 1M"* ]] || fail "--strip: $ERR"
+expect_rc 2 gp dg rates dg0
 expect_rc 1 gp dg create --level 5 --parity 2 pd3 pd4
 expect_rc 1 gp dg create --level ec pd3 pd4
 expect_rc 1 gp dg create --level ec --parity 9 pd3 pd4
@@ -109,7 +116,6 @@ expect_rc 1 gp dg rebuild dg0 start
 expect_rc 1 gp dg scrub dg0 stop
 expect_rc 1 gp dg scrub dg0 pause --repair
 expect_rc 1 gp dg scrub nope start
-expect_rc 1 gp dg rates dg0
 expect_rc 1 gp dg rates dg0 --rebuild 4P
 expect_rc 1 gp dg rates dg0 --rebuild 10M --rebuild-min 20M  # md's min above its max
 echo "   $ERR"
