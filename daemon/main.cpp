@@ -99,6 +99,11 @@ int main(int argc, char** argv) {
   ListenPlan plan;
   EngineConfig ecfg;
   if (!plan_listeners(o, &plan, &err) || !make_engine_config(o, &ecfg, &err)) return fail(2, err);
+  // Taken, as asked, but never silently: whoever can connect controls every drive.
+  if (plan.mode & 0006)
+    spdlog::warn("--socket-mode {:04o}: every local user can connect to {} and so create, fail and delete groups "
+                 "and read every volume; 0660 with --socket-group limits that to one group",
+                 unsigned(plan.mode), plan.unix_path);
   uint64_t event_log_max = 0;
   if (!parse_size(o.event_log_max, &event_log_max) || event_log_max < (16u << 10) || event_log_max > (1ull << 30))
     return fail(2, "--event-log-max must be a size from 16K to 1G (got '" + o.event_log_max + "')");

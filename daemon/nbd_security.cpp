@@ -29,8 +29,10 @@ grpc::Status check_nbd_security(const std::string& vd, const std::string& listen
   if (!tls_on && any_file(s)) return invalid("TLS files were given but TLS is off: add --tls require (or allow)");
   if (tls_on) {
     const bool x509 = !s.tls_cert().empty() || !s.tls_key().empty() || !s.tls_ca().empty();
-    if (x509 == !s.tls_psk().empty())
-      return invalid("NBD TLS needs either --nbd-tls-psk FILE or --nbd-tls-cert, --nbd-tls-key and --nbd-tls-ca, not both");
+    if (!x509 && s.tls_psk().empty())
+      return invalid("NBD TLS needs its keys: --nbd-tls-psk FILE, or --nbd-tls-cert, --nbd-tls-key and --nbd-tls-ca");
+    if (x509 && !s.tls_psk().empty())
+      return invalid("NBD TLS takes --nbd-tls-psk FILE or --nbd-tls-cert, --nbd-tls-key and --nbd-tls-ca, not both");
     if (x509 && (s.tls_cert().empty() || s.tls_key().empty() || s.tls_ca().empty()))
       return invalid("X.509 NBD TLS needs --nbd-tls-cert, --nbd-tls-key and --nbd-tls-ca (clients must present a certificate "
                      "signed by that CA)");

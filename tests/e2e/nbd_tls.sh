@@ -40,9 +40,11 @@ X509=(--nbd-tls-cert "$C/server.pem" --nbd-tls-key "$C/server.key" --nbd-tls-ca 
 
 step "bad TLS settings are refused"
 expect_rc 1 gp vd export v --nbd --listen "tcp:127.0.0.1:$PORT" --tls require
+[[ $ERR == *"needs its keys"* && $ERR != *"not both"* ]] || fail "no keys at all reads as too many: $ERR"
 echo "   $ERR"
 expect_rc 1 gp vd export v --nbd --listen "tcp:127.0.0.1:$PORT" --tls require --nbd-tls-cert "$C/server.pem" --nbd-tls-key "$C/server.key"
 expect_rc 1 gp vd export v --nbd --listen "tcp:127.0.0.1:$PORT" --tls require "${X509[@]}" --nbd-tls-psk "$T/keys.psk"
+[[ $ERR == *"not both"* ]] || fail "both kinds of keys: $ERR"
 expect_rc 1 gp vd export v --nbd --listen "tcp:127.0.0.1:$PORT" --tls require --nbd-tls-cert "$C/ca.key" --nbd-tls-key "$C/server.key" --nbd-tls-ca "$C/ca.pem"
 echo "   $ERR"
 echo "not a key" >"$T/bad.psk"

@@ -13,6 +13,10 @@ stop_daemon
 start_daemon --socket-mode 0600
 check "socket mode" 600 "$(stat -c %a "$SOCK")"
 stop_daemon
+start_daemon --socket-mode 0666
+check "socket mode" 666 "$(stat -c %a "$SOCK")"
+grep -q "socket-mode 0666: every local user can connect" "$T/daemon.log" || fail "0666 taken without a warning"
+stop_daemon
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 step "plain TCP is refused (exit 2) unless on loopback with --insecure-tcp"
