@@ -209,6 +209,9 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   bool progress = pe.ev.kind == GroupEvent::RebuildProgress || pe.ev.kind == GroupEvent::ScrubProgress;
   if (progress) return;
   sync_members(gr);
+  // What the start said ("starting degraded", a resync to come) is history
+  // once the group is whole again: the event log keeps it.
+  if (!gr.note.empty() && gr.g->state() == GroupState::Optimal) gr.note.clear();
   if (pe.ev.kind == GroupEvent::MemberFailed && pe.ev.member >= 0) take_pool_spare(gr, uint32_t(pe.ev.member));
   std::string err;
   if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);

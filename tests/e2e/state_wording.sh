@@ -32,5 +32,16 @@ esac
 [[ "$NOTE" == *"pd3 missing at $T/d3.img"* ]] || fail "the note does not name pd3: '$NOTE'"
 check "dg0 state" degraded "$(gp dg show dg0 --json | json 'd["state"]')"
 check "pd3 state" missing "$(gp pd show pd3 --json | json 'd["state"]')"
+
+step "the note goes once the group is whole again (it outlived the recovery)"
+stop_daemon
+mv "$T/d3.away" "$T/d3.img"
+start_daemon
+for pd in pd1 pd3; do  # failed by the operator, and stale from its absence
+  gp dg readd dg0 $pd >/dev/null
+  gp dg show dg0 --watch --interval 0.2 >/dev/null
+done
+check "dg0 state" optimal "$(gp dg show dg0 --json | json 'd["state"]')"
+check "dg0 note" "" "$(gp dg show dg0 --json | json 'd.get("note", "")')"
 stop_daemon
 echo "state_wording: OK"
