@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cli/cli.h"
+#include "cli/cmd_pd_examine.h"
 #include "cli/cmd_pd_nvme.h"
 #include "cli/errors.h"
 #include "cli/output.h"
@@ -108,6 +109,7 @@ void add_pd_commands(Cli& c) {
     });
   }
   add_pd_scan(c, pd);
+  add_pd_examine(c, pd);
   simple<v1::Drive>(c, pd, "show", "show one drive", &v1::Gpuraid::Stub::GetDrive);
   simple<v1::Empty>(c, pd, "remove", "forget a drive that is in no group", &v1::Gpuraid::Stub::RemoveDrive);
   simple<v1::Drive>(c, pd, "fail", "mark a drive failed (a member: its group goes on degraded)",
