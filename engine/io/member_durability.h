@@ -1,5 +1,6 @@
 // Which members may hold completed writes in a volatile cache, counted
-// while the volume has a failed member (ops/parity_write.cpp needs it).
+// while the volume has a failed member or one being rebuilt
+// (ops/parity_write.cpp needs it).
 //
 // Why: a degraded stripe's parity stands for its failed strip. A partial
 // write's new parity is computed over the strips it does not touch as they

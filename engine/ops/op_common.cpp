@@ -123,7 +123,9 @@ static void member_io_done(MemberIo* io) {
     op->errored |= 1ull << io->tag;
     op->io_err = io->res;
   } else if (io->kind == MemberIo::Write) {
-    if (op->vol->failed_mask()) op->vol->durability().wrote(io->tag);
+    // Counted while any stripe may be degraded: a member failed, or one
+    // being rebuilt (stripes past its checkpoint still stand in for it).
+    if (op->vol->unusable_mask()) op->vol->durability().wrote(io->tag);
   } else if (io->kind == MemberIo::Flush) {
     op->vol->durability().flushed(io->tag, io->flush_upto);
   }

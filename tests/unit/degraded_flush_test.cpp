@@ -88,3 +88,34 @@ TEST(DegradedFlush, NoneWhereOnlyParityFailed) {
   EXPECT_EQ(flushes(*g), 0u);
   ASSERT_TRUE(g->stop(&err)) << err;
 }
+
+// While a member is rebuilt, stripes past its checkpoint still stand in for
+// it: writes there are counted and flushed as when it was failed.
+TEST(DegradedFlush, WhileRebuildingPastTheCheckpoint) {
+  GroupRig rig(5);
+  std::string err;
+  auto g = rig.create(test_group_config(Level::R5, 0, 65536), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  const Geometry& geo = v.geometry();
+  const uint64_t strip = geo.strip_bytes, s = geo.stripes() - 2;  // far past any checkpoint
+  const uint64_t base = s * geo.stripe_data_bytes();
+  AlignedBuf a(4096);
+  fill_random(a.data(), 4096, 9);
+  const uint32_t failed = geo.data_member(s, 2);
+  ASSERT_TRUE(g->fail_member(failed, &err)) << err;
+  ASSERT_EQ(0, rig.io(v, IoRequest::Flush, 0, 0, nullptr));  // nothing dirty
+  g->pause_rebuild(true);
+  ASSERT_TRUE(g->replace_member(failed, rig.open(4), false, &err)) << err;
+  ASSERT_GE(v.rebuilding_member(), 0);
+  const uint64_t before = flushes(*g);
+  ASSERT_EQ(0, rig.io(v, IoRequest::Write, base, 4096, a.data()));           // role 0: counted
+  ASSERT_EQ(0, rig.io(v, IoRequest::Write, base + strip, 4096, a.data()));   // role 1: role 0 first
+  EXPECT_GE(flushes(*g), before + 1) << "a write past the rebuild checkpoint flushed nothing";
+  g->pause_rebuild(false);
+  ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal; }));
+  AlignedBuf r(4096);
+  ASSERT_EQ(0, rig.io(v, IoRequest::Read, base + strip, 4096, r.data()));
+  EXPECT_EQ(0, memcmp(r.data(), a.data(), 4096));
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
