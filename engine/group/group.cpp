@@ -299,12 +299,14 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   // members whose drives are here return, the most recently updated first
   // (their own superblock's generation), until the level survives. What
   // they missed while out reads stale from them: the notes name each one.
-  bool forced_in = false;
-  if (force && rebuilding < 0 && !g.survives(failed)) {
-    std::vector<std::pair<uint64_t, uint32_t>> back;  // (own generation, slot)
+  std::vector<std::pair<uint64_t, uint32_t>> back;  // (own generation, slot), newest first
+  if (!g.survives(failed)) {
     for (uint32_t s = 0; s < g.members; s++)
       if ((failed >> s & 1) && im.present(s)) back.push_back({reads[by_uuid.at(im.sb.slots[s].uuid)].sb.generation, s});
     std::sort(back.rbegin(), back.rend());
+  }
+  bool forced_in = false;
+  if (force && rebuilding < 0) {
     for (const auto& [gen, s] : back) {
       if (g.survives(failed)) break;
       failed &= ~(1ull << s);
@@ -318,13 +320,11 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   }
   const uint64_t unusable = failed | (rebuilding >= 0 ? 1ull << rebuilding : 0);
   if (!g.survives(unusable)) {
-    bool revivable = false;  // failed members whose drives are here: force can bring them back
-    for (uint32_t s = 0; s < g.members; s++) revivable |= (failed >> s & 1) && im.present(s);
     return fail(err, "too few members to start: " + std::to_string(g.members - __builtin_popcountll(unusable)) +
                          " of " + std::to_string(g.members) + " usable" +
                          (notes.empty() ? "" : " (" + join_notes(notes) + ")") + "; " + level_name(g.level) +
                          " needs at least " + std::to_string(g.members - g.guaranteed_redundancy()) +
-                         (revivable && !force ? "; start with force to bring back the failed members whose drives are "
+                         (!back.empty() && !force ? "; start with force to bring back the failed members whose drives are "
                                                 "here (what they missed while out reads stale from them)"
                                               : "")),
            nullptr;
@@ -422,7 +422,10 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   if (p.failed && !failed) notes.push_back("starting degraded");
   // Members forced in may disagree with parity anywhere: with every member
   // usable, all of it is resynced (degraded, nothing can be).
-  if (forced_in && !unusable) dirty.assign((top.bitmap_regions() + 7) / 8, 0xff), guard_replayed = false;
+  if (forced_in && !unusable) {
+    dirty.assign((top.bitmap_regions() + 7) / 8, 0xff);
+    guard_replayed = false;
+  }
   if (!dirty.empty() && !guard_replayed) {
     im.wi->set_suspect(dirty);
     if (im.wi->suspect_regions()) {

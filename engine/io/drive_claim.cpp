@@ -40,14 +40,10 @@ void Drive::release_claim() const {
 bool Drive::claim(std::string* err) const {
   // A block device's own descriptor is an O_EXCL open already (Drive::open).
   if (claim_fd_ >= 0 || type_ == DriveType::Null || type_ == DriveType::Block) return true;
-  std::string node = path_;
-  const bool block = type_ == DriveType::NvmeChar;
-  if (block) {  // its namespace's block device
+  if (type_ == DriveType::NvmeChar) {  // its namespace's block device
     if (!identity_.known() || identity_.chain[0].kind != StorageKey::Block) return true;
-    node = block_node(identity_.chain[0].dev);
+    const std::string node = block_node(identity_.chain[0].dev);
     if (node.empty()) return true;  // no block twin to claim: nothing else can claim it either
-  }
-  if (block) {
     claim_fd_ = ::open(node.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
     if (claim_fd_ >= 0) return true;
     if (errno == EBUSY)

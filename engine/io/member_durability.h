@@ -24,10 +24,10 @@ namespace gpuraid {
 
 class MemberDurability {
  public:
-  // A write to member m completed (while a member is failed).
+  // A write to member m completed (while a member is failed or rebuilt).
   void wrote(uint32_t m) { written_[m].fetch_add(1, std::memory_order_seq_cst); }
   // A member is about to fail: what every member completed so far counts
-  // as not durable (it was not counted while none was failed).
+  // as not durable (it was not counted while none was unusable).
   void all_written(uint32_t members) {
     for (uint32_t m = 0; m < members; m++) wrote(m);
   }

@@ -69,27 +69,28 @@ static void mirror_write_targets(Op* op);
 // without a checksum.
 static uint8_t* copy_to_keep(Op* op, uint32_t i, uint64_t failed, bool* verified, int* kept) {
   const Geometry& g = op->vol->geometry();
+  // Copy c as read (nullptr: its member failed or was not read).
+  const auto copy = [&](uint32_t c) {
+    const uint32_t m = g.data_member(op->stripe, i, c);
+    return (failed >> m & 1) ? nullptr : op->maint.copy[m];
+  };
   uint8_t* best = nullptr;
   uint32_t best_votes = 0, read = 0;
   for (uint32_t c = 0; c < g.copies(); c++) {
-    const uint32_t m = g.data_member(op->stripe, i, c);
-    uint8_t* p = (failed >> m & 1) ? nullptr : op->maint.copy[m];
+    uint8_t* p = copy(c);
     if (!p) continue;
     read++;
     uint32_t votes = 0;
     for (uint32_t d = 0; d < g.copies(); d++) {
-      const uint32_t n = g.data_member(op->stripe, i, d);
-      const uint8_t* q = (failed >> n & 1) ? nullptr : op->maint.copy[n];
+      const uint8_t* q = copy(d);
       votes += q && (q == p || memcmp(q, p, g.strip_bytes) == 0);
     }
-    if (votes > best_votes) best = p, best_votes = votes, *kept = int(m);
+    if (votes > best_votes) best = p, best_votes = votes, *kept = int(g.data_member(op->stripe, i, c));
   }
   *verified = read >= 3 && best_votes * 2 > read;
   if (*verified) return best;
-  for (uint32_t c = 0; c < g.copies(); c++) {  // the first copy read
-    const uint32_t m = g.data_member(op->stripe, i, c);
-    if (!(failed >> m & 1) && op->maint.copy[m] == op->rd[i]) *kept = int(m);
-  }
+  for (uint32_t c = 0; c < g.copies(); c++)  // the first copy read
+    if (copy(c) == op->rd[i]) *kept = int(g.data_member(op->stripe, i, c));
   return op->rd[i];
 }
 
@@ -135,7 +136,8 @@ void mirror_reads_done(Op* op) {
       op->maint.res->trusted_member = kept;
     }
   }
-  op->maint.res->made_consistent = !all_verified;  // read by mirror_write_targets
+  // A repair that had to keep a copy nobody vouched for (read by mirror_write_targets).
+  op->maint.res->made_consistent = op->maint.kind == M::ScrubRepair && !all_verified;
   op->maint.targets = targets;
   for (uint64_t t = targets; t; t &= t - 1) op->maint.src_of[__builtin_ctzll(t)] = src_of[__builtin_ctzll(t)];
   if (!targets) {
@@ -150,11 +152,8 @@ static void mirror_write_targets(Op* op) {
   if (!op->intent_ok) return finish_maintenance(op, -EIO);
   Volume* v = op->vol;
   uint64_t targets = op->maint.targets;
-  if (op->maint.res->mismatch_rows && op->maint.kind == M::ScrubRepair) {
+  if (op->maint.res->mismatch_rows && op->maint.kind == M::ScrubRepair)
     op->maint.res->repaired = !op->maint.res->made_consistent;
-  } else {
-    op->maint.res->made_consistent = false;  // a plain scrub rewrites nothing
-  }
   if (op->maint.kind != M::Rebuild) targets &= ~v->failed_mask();  // failed by the write intent
   begin_phase(op, writes_done);
   for (uint64_t t = targets; t; t &= t - 1) {
