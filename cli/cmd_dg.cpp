@@ -5,6 +5,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/lookalike.h"
 #include "cli/cli.h"
 #include "cli/errors.h"
 #include "cli/describe.h"
@@ -213,6 +214,7 @@ void add_dg_commands(Cli& c) {
         q.set_write_hole_guard_off(a->guard == "off");
         v1::Group r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::CreateGroup, q, &r)) return rc;
+        warn_if_lookalike(cl, NameKind::Group, r.name());
         if (c.g.json) return print_json(r), int(kOk);
         printf("created %s: %s, %s usable\n", r.name().c_str(), r.geometry().c_str(), size_str(r.capacity_bytes()).c_str());
         if (sizes_differ(r)) {

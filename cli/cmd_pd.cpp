@@ -3,6 +3,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "cli/lookalike.h"
 #include "cli/cli.h"
 #include "cli/cmd_pd_examine.h"
 #include "cli/cmd_pd_nvme.h"
@@ -88,6 +89,7 @@ void add_pd_commands(Cli& c) {
         if (c.g.json) print_json(r);
         else printf("added %s: %s (%s, %s)\n", r.id().c_str(), r.path().c_str(), dtype(r.type()).c_str(),
                     size_str(r.size_bytes()).c_str());
+        warn_if_lookalike(cl, NameKind::Drive, r.id());
         return int(kOk);
       };
     });

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 
+#include "cli/lookalike.h"
 #include "cli/cli.h"
 #include "cli/errors.h"
 #include "cli/describe.h"
@@ -194,6 +195,7 @@ void add_vd_commands(Cli& c) {
         if (int rc = cl.call(&v1::Gpuraid::Stub::CreateVolume, q, &r)) return rc;
         if (c.g.json) print_json(r);
         else printf("created %s: %s in %s\n", r.id().c_str(), size_str(r.size_bytes()).c_str(), r.group().c_str());
+        warn_if_lookalike(cl, NameKind::Volume, r.id());
         return int(kOk);
       };
     });

@@ -33,7 +33,7 @@ std::string upper(std::string s) {
 
 std::string size_str(uint64_t b) { return format_size(b); }
 
-std::string rate_str(double bps) { return bps <= 0 ? "-" : format_size(uint64_t(bps)) + "/s"; }
+std::string rate_str(double bps) { return bps < 1 ? "-" : format_size(uint64_t(bps)) + "/s"; }
 
 std::string duration_str(double s) {
   if (s <= 0) return "-";

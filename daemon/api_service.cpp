@@ -1,12 +1,17 @@
 #include "daemon/api_service.h"
 
 #include "daemon/guarded.h"
+#include "daemon/name_forms.h"
 
 namespace gpuraid::daemon {
 
-
-#define FORWARD(Name, Req, Resp, expr) \
-  grpc::Status ApiService::Name(Ctx*, const Req* q, Resp* r) { return guarded(#Name, [&] { return expr; }); }
+// Each request's names in NFC (name_forms.h) before the control plane sees it.
+#define FORWARD(Name, Req, Resp, expr)                                     \
+  grpc::Status ApiService::Name(Ctx*, const Req* in, Resp* r) {            \
+    std::unique_ptr<google::protobuf::Message> copy;                      \
+    [[maybe_unused]] const Req* q = &names_in_nfc(*in, &copy);             \
+    return guarded(#Name, [&] { return expr; });                           \
+  }
 
 FORWARD(GetInfo, v1::GetInfoRequest, v1::DaemonInfo, cp_.get_info(r))
 FORWARD(AddDrive, v1::AddDriveRequest, v1::Drive, cp_.add_drive(*q, r))

@@ -368,7 +368,7 @@ grpc::Status ControlPlane::delete_group(const v1::DeleteGroupRequest& q, v1::Del
                                      "): wipe them with gpuraid pd wipe once they can be reached";
   if (!dis.stop_error.empty()) msg += "; it did not stop cleanly: " + dis.stop_error;
   out->set_message(msg);
-  publish(v1::EVENT_KIND_GROUP_DELETED, msg, q.name());
+  publish_queued(v1::EVENT_KIND_GROUP_DELETED, msg, q.name());
   return persist_status();
 }
 

@@ -197,8 +197,17 @@ void ControlPlane::check_parity_backends() {
   }
 }
 
+void ControlPlane::publish_queued(v1::EventKind kind, const std::string& msg, const std::string& group) {
+  {
+    std::lock_guard<std::mutex> g(wmu_);
+    pending_.push_back({group, GroupEvent{GroupEvent::Kind(0), -1, msg}, kind});
+  }
+  wcv_.notify_one();
+}
+
 void ControlPlane::handle_group_event(const PendingEvent& pe) {
   std::lock_guard<std::mutex> g(mu_);
+  if (pe.queued_kind != v1::EVENT_KIND_UNSPECIFIED) return publish(pe.queued_kind, pe.ev.message, pe.group);
   auto it = groups_.find(pe.group);
   std::string drive;
   if (it != groups_.end() && pe.ev.member >= 0 && size_t(pe.ev.member) < size_t(it->second.r.members_size()))

@@ -134,6 +134,10 @@ class ControlPlane {
   struct PendingEvent {
     std::string group;
     GroupEvent ev;
+    // Set: not the group's event but the daemon's (group_deleted), queued
+    // behind the events the group sent before it stopped, so that none of
+    // them (an `init_finished` from the stop) arrives after it.
+    v1::EventKind queued_kind = v1::EVENT_KIND_UNSPECIFIED;
   };
 
   // control_plane.cpp
@@ -142,6 +146,8 @@ class ControlPlane {
   void worker();
   void on_group_event(const std::string& group, const GroupEvent& ev);
   void handle_group_event(const PendingEvent& pe);
+  // publish() in turn with the group events queued before it.
+  void publish_queued(v1::EventKind kind, const std::string& msg, const std::string& group);
   void take_pool_spare(GroupRec& gr, uint32_t member);
   // A group that runs degraded with no dedicated spare: the first failed
   // member takes a pool spare, if one fits (as after a failure).

@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
   copt.scan = o.scan;
   copt.nbd_default_dir = o.nbd_dir.empty() ? o.state_dir : o.nbd_dir;
   copt.keep_exports_on_exit = xs.keep_ublk_on_exit;
+  if (!o.nvmet_root.empty()) copt.nvmet_root = o.nvmet_root;
   copt.listeners.push_back("unix:" + plan.unix_path);
   if (!plan.tcp.empty()) copt.listeners.push_back(plan.tcp_desc);
   ControlPlane cp(*host, exporter.get(), bus, store, copt);

@@ -136,7 +136,7 @@ std::string Nvmet::unavailable() const {
       return "configfs is not mounted: mount -t configfs none /sys/kernel/config (and modprobe nvmet)";
     return "the kernel's NVMe target is not loaded: modprobe nvmet";
   }
-  return root_ + " does not exist";
+  return root_ + " does not exist: the kernel's NVMe target is not there (modprobe nvmet)";
 }
 
 std::string Nvmet::transport_missing(const std::string& trtype) {

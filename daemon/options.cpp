@@ -47,6 +47,9 @@ int parse_options(int argc, char** argv, DaemonOptions* o) {
       ->check(CLI::Range(100u, 600000u));
   app.add_option("--scan", o->scan, "where members may be found if their recorded path changed (repeatable)");
   app.add_option("--nbd-dir", o->nbd_dir, "directory of NBD sockets by default (default: the state dir)");
+  app.add_option("--nvmet-root", o->nvmet_root,
+                 "the kernel NVMe-oF target's configfs directory, where NVMe-oF exports are made (default: "
+                 "/sys/kernel/config/nvmet; tests give another to act as a host without nvmet)");
   app.add_option("--ublk-queues", o->ublk_queues, "queues per ublk device (default 0: one per reactor)")
       ->check(CLI::Range(0, 64));
   app.add_option("--ublk-depth", o->ublk_depth, "tags per ublk queue")->capture_default_str()->check(CLI::Range(1, 4096));

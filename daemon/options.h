@@ -28,6 +28,7 @@ struct DaemonOptions {
   uint32_t metadata_timeout_ms = 10000;  // Drive::set_metadata_timeout_ms
   std::vector<std::string> scan;
   std::string nbd_dir;
+  std::string nvmet_root;  // "": the kernel's (/sys/kernel/config/nvmet)
   uint32_t ublk_queues = 0;   // 0: one per reactor
   uint32_t ublk_depth = 128;
   std::string ublk_on_exit = "delete";

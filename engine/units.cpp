@@ -44,4 +44,8 @@ std::string format_size(uint64_t bytes) {
   return buf;
 }
 
+std::string count_of(uint64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 }  // namespace gpuraid

@@ -9,6 +9,7 @@ PACKAGES=(
   liburing-dev libisal-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   libblkid-dev uuid-dev libnvme-dev libjson-c-dev nvme-cli
+  libicu-dev  # names compared as Unicode NFC, look-alikes (engine/unicode_names.cpp)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libcpp-httplib-dev openssl
   libgnutls28-dev  # NBD over TLS (daemon/frontends/nbd_tls.cpp)
   fio python3 python3-matplotlib

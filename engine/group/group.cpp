@@ -15,6 +15,7 @@
 #include "engine/group/metadata_io.h"
 #include "engine/levels/level.h"
 #include "engine/planner.h"
+#include "engine/units.h"
 
 namespace gpuraid {
 
@@ -221,8 +222,8 @@ static StaleParity stale_parity(const Geometry& g, uint64_t region_bytes, const 
 std::string StaleParity::describe() const {
   std::string who;
   for (uint64_t m = members; m; m &= m - 1) who += (who.empty() ? "" : ", ") + std::to_string(__builtin_ctzll(m));
-  return "parity of " + std::to_string(regions) + " dirty regions (" + std::to_string(stripes) +
-         " stripes) may be stale and cannot be recomputed; there, " + std::to_string(bytes) +
+  return "parity of " + count_of(regions, "dirty region") + " (" + count_of(stripes, "stripe") +
+         ") may be stale and cannot be recomputed; there, " + std::to_string(bytes) +
          " bytes of data held by member" + (__builtin_popcountll(members) > 1 ? "s " : " ") + who +
          " are reconstructed from that parity and may read wrong";
 }
@@ -352,9 +353,9 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       // The start before that stop replayed the log over these regions:
       // with a member unusable now, they are as consistent as after that replay.
       guard_replayed = unusable && guard;
-      notes.push_back("stopped during a resync: " + std::to_string(n) +
-                      (guard_replayed ? " regions made consistent by the write-hole log before it, no resync (degraded)"
-                                      : " regions still to resync"));
+      notes.push_back("stopped during a resync: " + count_of(n, "region") +
+                      (guard_replayed ? " made consistent by the write-hole log before it, no resync (degraded)"
+                                      : " still to resync"));
     } else if (n && guard) {
       // The write-hole guard: parity of the stripes torn by the stop is
       // rebuilt from their logged partial parity, members missing or not.
@@ -372,12 +373,12 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
         return nullptr;
       if (unusable) {  // nothing to resync from: the log made them consistent
         guard_replayed = true;
-        notes.push_back("unclean stop while degraded: " + std::to_string(n) + " dirty regions made consistent from the write-hole log (" +
-                        std::to_string(rs.rows_written) + " parity rows rewritten)");
+        notes.push_back("unclean stop while degraded: " + count_of(n, "dirty region") + " made consistent from the write-hole log (" +
+                        count_of(rs.rows_written, "parity row") + " rewritten)");
       } else {  // and still resynced: parity recomputed from the data, whatever the log held
         notes.push_back("unclean stop: torn stripes made consistent from the write-hole log (" +
-                        std::to_string(rs.rows_written) + " parity rows rewritten); " + std::to_string(n) +
-                        " dirty regions will be resynced");
+                        count_of(rs.rows_written, "parity row") + " rewritten); " + count_of(n, "dirty region") +
+                        " will be resynced");
       }
     } else if (n && unusable && g.has_parity()) {
       const StaleParity sp = stale_parity(g, top.bitmap_region_bytes, dirty, unusable);
@@ -388,7 +389,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       im.forced = sp;
       notes.push_back("started with force: " + sp.describe());
     } else if (n) {
-      notes.push_back("unclean stop: " + std::to_string(n) + " dirty regions will be resynced");
+      notes.push_back("unclean stop: " + count_of(n, "dirty region") + " will be resynced");
     }
   }
   // Missing members get a null stand-in (never used: they are failed).
@@ -430,7 +431,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     im.wi->set_suspect(dirty);
     if (im.wi->suspect_regions()) {
       im.bg->arm_resync();
-      im.emit(GroupEvent::ResyncStarted, -1, std::to_string(im.wi->suspect_regions()) + " dirty regions");
+      im.emit(GroupEvent::ResyncStarted, -1, count_of(im.wi->suspect_regions(), "dirty region"));
     }
   }
   if (rebuilding >= 0) {
@@ -624,8 +625,8 @@ static Progress progress_of(const Group::Impl& im, Work w) {
   r.total_bytes = p.total_stripes * strip;
   r.done_bytes = std::min(p.done_stripes.load(), p.total_stripes.load()) * strip;
   r.fraction = r.total_bytes ? double(r.done_bytes) / double(r.total_bytes) : (p.active ? 0 : 1);
-  r.rate_bytes_s = im.rates[int(w)].bytes_s;
-  r.eta_s = r.rate_bytes_s > 0 ? double(r.total_bytes - r.done_bytes) / r.rate_bytes_s : 0;
+  r.rate_bytes_s = im.rates[int(w)].bytes_s();
+  r.eta_s = im.rates[int(w)].eta_s(r.total_bytes - r.done_bytes);
   return r;
 }
 

@@ -13,6 +13,7 @@
 
 #include "engine/clock.h"
 #include "engine/thread_name.h"
+#include "engine/units.h"
 
 namespace gpuraid {
 
@@ -152,7 +153,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   cb.resync_done = [this] { emit(GroupEvent::ResyncFinished, -1, "dirty regions resynced"); };
   cb.resync_failed = [this](int e) {
     emit(GroupEvent::ResyncFinished, -1, std::string("resync stopped: ") + strerror(-e) + "; " +
-                                             std::to_string(wi->suspect_regions()) + " dirty regions left");
+                                             count_of(wi->suspect_regions(), "dirty region") + " left");
   };
   cb.init_failed = [this](int e) {
     emit(GroupEvent::InitFinished, -1, "initialization stopped at stripe " + std::to_string(bg->init_checkpoint()) +
@@ -342,16 +343,8 @@ void Group::Impl::housekeeping_tick(bool slow) {
   const Geometry& g = vol->geometry();
   bg->kick();  // rate-limited work continues
   const uint64_t now = mono_ns();
-  for (int w = 0; w < int(Work::kCount); w++) {
-    Rate& r = rates[w];
-    const uint64_t done = bg->progress(Work(w)).done_stripes * g.strip_bytes;
-    if (r.t_ns && now > r.t_ns && done >= r.done) {
-      const double inst = double(done - r.done) / (double(now - r.t_ns) / 1e9);
-      r.bytes_s = r.bytes_s * 0.8 + inst * 0.2;
-    }
-    r.t_ns = now;
-    r.done = done;
-  }
+  for (int w = 0; w < int(Work::kCount); w++)
+    rates[w].sample(now, bg->progress(Work(w)).done_stripes * g.strip_bytes);
   if (int e = rebuild_failed_err.exchange(0))
     emit(GroupEvent::RebuildFinished, rebuild_slot, std::string("rebuild stopped: ") + strerror(-e));
   // The flag stays up until the member is active on disk: until then the

@@ -7,6 +7,7 @@
 
 #include "engine/group/background.h"
 #include "engine/group/group.h"
+#include "engine/group/progress_rate.h"
 #include "engine/group/superblock.h"
 #include "engine/group/write_intent.h"
 #include "engine/ppl/ppl_log.h"
@@ -42,10 +43,7 @@ struct Group::Impl {
   std::atomic<bool> initialized{false};
   uint64_t persisted_rebuild_cp = 0, persisted_init_cp = 0;
   uint64_t bitmap_idle_ns = 5'000'000'000ull;
-  struct Rate {
-    uint64_t t_ns = 0, done = 0;
-    std::atomic<double> bytes_s{0};
-  } rates[int(Work::kCount)];
+  ProgressRate rates[int(Work::kCount)];
 
   mutable std::mutex scrub_mu;
   ScrubReport scrub_report;
@@ -74,6 +72,7 @@ struct Group::Impl {
   void rebuild_ended(int member);             // housekeeping, after a rebuild finished
 
   void emit(GroupEvent::Kind k, int member, const std::string& msg);
+
 
   // What a superblock update could not do. A member that cannot take its
   // superblock is failing: the caller fails it through the volume

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/clock.h"
+#include "engine/units.h"
 #include "engine/group/group_impl.h"
 #include "engine/group/metadata_io.h"
 
@@ -48,9 +49,8 @@ void Group::Impl::rebuild_ended(int member) {
     const uint64_t strip = vol->geometry().strip_bytes;
     emit(GroupEvent::MemberResynced, member,
          "member " + std::to_string(member) + " resynced: " + std::to_string(written * strip) + " of " +
-             std::to_string((written + skipped) * strip) + " bytes (" + std::to_string(written) + " of " +
-             std::to_string(written + skipped) + " stripes, " + std::to_string(resync_missed_regions) +
-             " missed regions)");
+             count_of((written + skipped) * strip, "byte") + " (" + std::to_string(written) + " of " +
+             count_of(written + skipped, "stripe") + ", " + count_of(resync_missed_regions, "missed region") + ")");
   }
   // Nobody else is missing or failed: stop tracking; the missed regions
   // become ordinary dirty regions, cleared once idle.
@@ -98,7 +98,7 @@ bool Group::reinstate_member(uint32_t index, std::string* err) {
   }
   if (!im.resume_member(index, nullptr, SlotState::Missing, err)) return false;
   im.emit(GroupEvent::MemberReturned, int(index),
-          who + " is back: rebuilding the " + std::to_string(im.resync_missed_regions) + " regions it missed");
+          who + " is back: rebuilding the " + count_of(im.resync_missed_regions, "region") + " it missed");
   return true;
 }
 

@@ -8,6 +8,7 @@
 // rebuild) — is rebuilt in full, as a replacement would be.
 #include "engine/group/group_impl.h"
 #include "engine/group/metadata_io.h"
+#include "engine/units.h"
 
 namespace gpuraid {
 
@@ -56,8 +57,8 @@ bool Group::readd_member(uint32_t index, std::unique_ptr<Drive> drive, bool forc
     out->partial = true;
     out->regions = im.resync_missed_regions;
     out->bytes = std::min(out->regions * spr, g.stripes()) * g.strip_bytes;
-    out->how = "its drive still holds everything but the " + std::to_string(out->regions) +
-               " regions written since it left: only those are rebuilt (" + std::to_string(out->bytes) + " bytes)";
+    out->how = "its drive still holds everything but the " + count_of(out->regions, "region") +
+               " written since it left: only those are rebuilt (" + count_of(out->bytes, "byte") + ")";
     im.emit(GroupEvent::MemberReturned, int(index), who + " re-added: " + out->how);
     return true;
   }

@@ -51,7 +51,7 @@ gp dg start r5 --force
 check "r5 forced" degraded "$(gstate r5)"
 MSG=$(last_event GROUP_STARTED)
 echo "   event: $MSG"
-grep -q "with force: parity of 1 dirty regions" <<<"$MSG" || fail "the GROUP_STARTED event does not give the risk"
+grep -q "with force: parity of 1 dirty region " <<<"$MSG" || fail "the GROUP_STARTED event does not give the risk"
 expect_rc 1 gp dg start r5
 expect_err_has "is running"
 # The writes had completed before the kill: the data reads back.

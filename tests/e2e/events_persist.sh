@@ -94,5 +94,26 @@ assert sum(int(s["summarised_count"]) for s in summaries) == total - 8, summarie
 assert kinds.index("events_suppressed") < kinds.index("scrub_finished"), kinds
 print(f"   ok: {total} mismatches -> {one_by_one} events + {len(summaries)} summary: {summaries[-1]['message'][:90]}...")
 PY
+
+step "groups deleted as their initialisation ends: group_deleted is each one's last event"
+# The init's end is told by the group's housekeeper, also during the stop
+# that a delete makes: that event was published after group_deleted.
+for i in 4 5 6; do gp pd add "$T/i$i.img" --size 16M --id i$i >/dev/null; done
+for r in 1 2 3 4 5 6; do
+  gp dg create --level 5 --name slow$r i4 i5 i6 >/dev/null
+  sleep 0.0$r
+  gp dg delete slow$r >/dev/null
+done
+sleep 0.5  # events the stops queued
+gp events --json | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+seen_end = 0
+for r in range(1, 7):
+    kinds = [e["kind"] for e in ev if e.get("group") == "slow%d" % r]
+    assert kinds[-1] == "group_deleted", kinds
+    seen_end += "init_finished" in kinds
+print("   ok: group_deleted last in 6 groups (%d ended their init first)" % seen_end)' ||
+  fail "an event of a deleted group came after group_deleted"
 stop_daemon
 echo "events_persist: OK"

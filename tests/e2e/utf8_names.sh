@@ -66,5 +66,22 @@ gp vd create "$G" --size 4M --name "ν1" >/dev/null
 gp vd export "ν1" --nbd --listen "unix:$T/nu.sock" >/dev/null || fail "ν1 could not be exported: $(gp vd export "ν1" --nbd --listen "unix:$T/nu.sock" 2>&1)"
 check "ν1 exported" True "$(gp vd show "ν1" --json | json 'd["export"]["active"]')"
 gp vd unexport "ν1" >/dev/null
+
+step "one name however it is composed (NFC): 'ün' composed and decomposed are one group"
+COMPOSED=$'\u00fcn'       # ü as one character
+DECOMPOSED=$'u\u0308n'    # u + combining diaeresis
+gp dg create --level 1 --assume-zeroed --name "$COMPOSED" pd3 "$D" >/dev/null
+expect_rc 1 gp dg create --level 1 --assume-zeroed --name "$DECOMPOSED" pd3 "$D"
+[[ "$ERR" == *"already exists"* ]] || fail "the decomposed form made a second group: $ERR"
+check "found by its decomposed form" "$COMPOSED" "$(gp dg show "$DECOMPOSED" --json | json 'd["name"]')"
+gp dg delete "$DECOMPOSED" >/dev/null || fail "the decomposed form does not delete the group"
+check "groups after the delete" 1 "$(gp dg list --json | json 'len(d["groups"])')"
+
+step "a look-alike name of another script is warned about (Cyrillic ес42 beside Latin ec42)"
+gp vd create "$G" --size 4M --name ec42 >/dev/null
+expect_rc 0 gp vd create "$G" --size 4M --name $'\u0435\u044142'
+[[ "$ERR" == *"looks like the virtual drive 'ec42'"* ]] || fail "no look-alike warning: $ERR"
+expect_rc 0 gp vd create "$G" --size 4M --name ec43
+[ -z "$ERR" ] || fail "a warning for a name that looks like no other: $ERR"
 stop_daemon
 echo "utf8_names: OK"

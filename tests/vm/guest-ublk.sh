@@ -171,7 +171,7 @@ step_fio_kill() {
   sleep 1   # requests queue in the kernel meanwhile
   start_harness --group assemble --ublk-id $ID || { kill $fpid; return 1; }
   wait $fpid || fail "raw fio across the kill: $(tail -5 $W/fio.raw)"
-  grep -q "dirty regions will be resynced" $W/harness.err || fail "the reassembled group did not resync dirty regions"
+  grep -Eq "dirty regions? will be resynced" $W/harness.err || fail "the reassembled group did not resync dirty regions"
   result "ublk raw fio randwrite 4k-256k QD16x2 across SIGKILL (TCG): $(fio_iops raw)"
   fio_verify perf $DEV 32M
   result "ublk RAID5 fio randwrite 4k QD16x2 + verify (TCG): $(fio_iops perf)"
