@@ -240,7 +240,8 @@ void add_dg_commands(Cli& c) {
         Table t({"NAME", "LEVEL", "STRIP", "MEMBERS", "CAPACITY", "FREE", "STATE", "REDUNDANCY", "SURVIVES", "TASK"});
         for (const auto& g : r.groups()) {
           std::string task = g.rebuild().running() ? "rebuild" : g.resync().running() ? "resync"
-                           : g.init().running()    ? "init"    : g.scrub().running()  ? "scrub" : "-";
+                           : g.init().running()    ? "init"    : g.scrub().running()  ? "scrub"
+                           : g.replace().running()  ? "replace" : "-";
           t.add({g.name(), level_str(g), size_str(g.strip_bytes()), std::to_string(g.members_size()),
                  size_str(g.capacity_bytes()), size_str(g.free_bytes()), gstate(g.state()),
                  v1::api_word(g.redundancy()), survives(g), task});
@@ -310,8 +311,10 @@ void add_dg_commands(Cli& c) {
       bool force = false;
     };
     auto a = std::make_shared<A>();
-    auto* s = dg->add_subcommand("replace", "replace a member by a free drive (a rebuild starts); --with the "
-                                            "member's own drive puts it back (as dg readd)");
+    auto* s = dg->add_subcommand("replace", "replace a member by a free drive: a working member is copied onto it "
+                                            "while it serves and moves there when done (hot replace, as mdadm "
+                                            "--replace); a failed one is rebuilt onto it; --with the member's own "
+                                            "drive puts it back (as dg readd)");
     s->add_option("group", a->group, "group name")->required();
     auto* m = s->add_option("--member", a->member, "index of the member to replace")->check(CLI::Range(0, 63));
     auto* o = s->add_option("--old", a->old, "drive id of the member to replace");
@@ -332,6 +335,10 @@ void add_dg_commands(Cli& c) {
         v1::Group r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::ReplaceMember, q, &r)) return rc;
         if (c.g.json) print_json(r);
+        else if (r.replace().running())
+          printf("%s: copying member %s onto %s while it serves; it moves there when the copy is done "
+                 "(gpuraid dg show %s --watch)\n", r.name().c_str(),
+                 a->member >= 0 ? std::to_string(a->member).c_str() : a->old.c_str(), a->with.c_str(), r.name().c_str());
         else printf("%s: %s replaces member %s; rebuild %s\n", r.name().c_str(), a->with.c_str(),
                     a->member >= 0 ? std::to_string(a->member).c_str() : a->old.c_str(),
                     r.rebuild().running() ? "running (gpuraid dg show --watch)" : "not running");

@@ -39,11 +39,13 @@ std::string group_tasks(const gpuraid::v1::Group& g) {
   add("resync", g.resync());
   add("rebuild", g.rebuild());
   add("scrub", g.scrub());
+  add("replace", g.replace());
   return out;
 }
 
 bool any_task_running(const gpuraid::v1::Group& g) {
-  return g.init().running() || g.resync().running() || g.rebuild().running() || g.scrub().running();
+  return g.init().running() || g.resync().running() || g.rebuild().running() || g.scrub().running() ||
+         g.replace().running();
 }
 
 }  // namespace gpuraid::cli

@@ -115,6 +115,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   progress_to_api(g.resync_progress(), out->mutable_resync());
   progress_to_api(g.rebuild_progress(), out->mutable_rebuild());
   progress_to_api(g.scrub_progress(), out->mutable_scrub());
+  progress_to_api(g.replace_progress(), out->mutable_replace());
   scrub_to_api(g.last_scrub(), out->mutable_last_scrub());
   out->set_redundancy_claimed(out->redundancy() == v1::REDUNDANCY_FULL);
   out->set_generation(g.generation());
@@ -402,6 +403,10 @@ grpc::Status ControlPlane::replace_member(const v1::ReplaceMemberRequest& q, v1:
   }
   if (nd->r.role() != v1::DRIVE_ROLE_FREE || nd->r.failed() || !nd->drive)
     return precondition(q.new_drive() + " is not a free, healthy drive");
+  // A working member: copied while it serves, then swapped in (hot replace).
+  for (const auto& m : gr->g->members())
+    if (m.index == index && m.state == MemberState::Active && !(gr->g->volume().unusable_mask() >> index & 1))
+      return hot_replace(*gr, index, *nd, q.force(), out);
   std::string err;
   auto drive = std::move(nd->drive);
   if (!gr->g->replace_member(index, std::move(drive), q.force(), &err)) {

@@ -155,7 +155,8 @@ void group_metrics(PromText& p, const std::vector<v1::Group>& groups, const v1::
     const v1::Progress& (v1::Group::*get)() const;
   };
   const Task tasks[] = {{"rebuild", &v1::Group::rebuild}, {"resync", &v1::Group::resync},
-                        {"init", &v1::Group::init}, {"scrub", &v1::Group::scrub}};
+                        {"init", &v1::Group::init}, {"scrub", &v1::Group::scrub},
+                        {"replace", &v1::Group::replace}};
   auto each_task = [&](const char* name, const char* type, const char* help, auto value) {
     p.family(name, type, help);
     for (auto& g : groups)

@@ -222,6 +222,7 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   // once the group is whole again: the event log keeps it.
   if (!gr.note.empty() && gr.g->state() == GroupState::Optimal) gr.note.clear();
   if (pe.ev.kind == GroupEvent::MemberFailed && pe.ev.member >= 0) take_pool_spare(gr, uint32_t(pe.ev.member));
+  if (pe.ev.kind == GroupEvent::ReplaceFinished) hot_replace_ended(gr);
   std::string err;
   if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);
 }

@@ -117,6 +117,10 @@ class ControlPlane {
     st::GroupRecord r;
     std::unique_ptr<DriveGroup> g;  // null: offline (see note)
     std::string note;
+    // A hot replace this run started (control_replace.cpp): the PDs it
+    // moves a member from and onto. The registry lists the new one as a
+    // dedicated spare meanwhile (a restart during the copy leaves it one).
+    std::string hot_old_pd, hot_new_pd;
   };
   struct VolRec {
     st::VolumeRecord r;
@@ -146,6 +150,10 @@ class ControlPlane {
   void worker();
   void on_group_event(const std::string& group, const GroupEvent& ev);
   void handle_group_event(const PendingEvent& pe);
+  // control_replace.cpp: a working member copied onto a free drive, then
+  // swapped in; and the PD records once that ended (either way).
+  grpc::Status hot_replace(GroupRec& gr, uint32_t index, DriveRec& nd, bool force, v1::Group* out);
+  void hot_replace_ended(GroupRec& gr);
   // publish() in turn with the group events queued before it.
   void publish_queued(v1::EventKind kind, const std::string& msg, const std::string& group);
   void take_pool_spare(GroupRec& gr, uint32_t member);

@@ -98,6 +98,8 @@ v1::EventKind group_event_to_api(GroupEvent::Kind k) {
     case GroupEvent::MemberReturned: return v1::EVENT_KIND_MEMBER_RETURNED;
     case GroupEvent::MemberResynced: return v1::EVENT_KIND_MEMBER_RESYNCED;
     case GroupEvent::SpareFailed: return v1::EVENT_KIND_SPARE_FAILED;
+    case GroupEvent::ReplaceStarted: return v1::EVENT_KIND_REPLACE_STARTED;
+    case GroupEvent::ReplaceFinished: return v1::EVENT_KIND_REPLACE_FINISHED;
   }
   return v1::EVENT_KIND_UNSPECIFIED;
 }

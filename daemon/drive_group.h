@@ -50,6 +50,10 @@ class DriveGroup {
   virtual void start_background(Reactor& r) = 0;
   virtual bool fail_member(uint32_t index, std::string* err, int code = -ECANCELED) = 0;
   virtual bool replace_member(uint32_t index, std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
+  // Hot replace of a working member (Group::hot_replace).
+  virtual bool hot_replace(uint32_t index, std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
+  virtual int replacing_member() const = 0;
+  virtual std::string hot_replace_left() const = 0;
   virtual bool add_spare(std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual size_t spare_count() const = 0;
   // Ways back (see Group): a spare taken out, a rebuild onto a spare now, a
@@ -72,6 +76,7 @@ class DriveGroup {
   virtual Progress resync_progress() const = 0;
   virtual Progress init_progress() const = 0;
   virtual Progress scrub_progress() const = 0;
+  virtual Progress replace_progress() const = 0;
   virtual ScrubReport last_scrub() const = 0;
   virtual Redundancy redundancy(uint32_t* failures_tolerated) const = 0;
   virtual bool stop(std::string* err) = 0;

@@ -43,6 +43,12 @@ class EngineGroup final : public DriveGroup {
   Progress resync_progress() const override { return g_->resync_progress(); }
   Progress init_progress() const override { return g_->init_progress(); }
   Progress scrub_progress() const override { return g_->scrub_progress(); }
+  Progress replace_progress() const override { return g_->replace_progress(); }
+  bool hot_replace(uint32_t i, std::unique_ptr<Drive> d, bool force, std::string* err) override {
+    return g_->hot_replace(i, std::move(d), force, err);
+  }
+  int replacing_member() const override { return g_->replacing_member(); }
+  std::string hot_replace_left() const override { return g_->hot_replace_left(); }
   ScrubReport last_scrub() const override { return g_->last_scrub(); }
   Redundancy redundancy(uint32_t* tolerated) const override { return g_->redundancy(tolerated); }
   bool stop(std::string* err) override { return g_->stop(err); }

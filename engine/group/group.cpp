@@ -24,7 +24,7 @@ const char* group_event_name(GroupEvent::Kind k) {
                                 "rebuild_finished", "resync_started", "resync_finished", "init_started",
                                 "init_finished", "scrub_started", "scrub_progress", "scrub_finished",
                                 "mismatch_found", "group_failed", "member_missing", "member_returned",
-                                "member_resynced", "spare_failed"};
+                                "member_resynced", "spare_failed", "replace_started", "replace_finished"};
   return names[int(k)];
 }
 
@@ -34,6 +34,7 @@ Group::~Group() {
   if (impl_) {
     impl_->hk_stop = true;
     if (impl_->housekeeper.joinable()) impl_->housekeeper.join();
+    impl_->stop_hot_replace();
     // Its kick task may still sit in a reactor's queue when nobody polls
     // that reactor: leaked, not freed under the queue (a use after free).
     if (impl_->bg && !impl_->bg->shutdown()) {
@@ -672,6 +673,7 @@ bool Group::stop(std::string* err) {
                          " is not polled");
   im.hk_stop = true;
   if (im.housekeeper.joinable()) im.housekeeper.join();
+  im.stop_hot_replace();       // a copy not swapped in is dropped: the member stays where it is
   im.housekeeping_tick(true);  // last checkpoints
   // A member that cannot flush, clear its bitmap or take the clean
   // superblock fails; the others stop cleanly without it (the caller is told).

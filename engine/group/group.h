@@ -77,7 +77,8 @@ struct GroupEvent {
     MemberFailed, SpareTaken, RebuildStarted, RebuildProgress, RebuildFinished, ResyncStarted,
     ResyncFinished, InitStarted, InitFinished, ScrubStarted, ScrubProgress, ScrubFinished,
     MismatchFound, GroupFailed, MemberMissing, MemberReturned, MemberResynced,
-    SpareFailed  // a spare cannot take its metadata (or take over): it left the group
+    SpareFailed,  // a spare cannot take its metadata (or take over): it left the group
+    ReplaceStarted, ReplaceFinished  // hot replace (hot_replace.cpp): the copy began; the swap (or its end)
   } kind;
   int member = -1;
   std::string message;
@@ -151,6 +152,19 @@ class Group {
   // Also a missing member; code: the reason the events give (default: the operator).
   bool fail_member(uint32_t index, std::string* err, int code = -ECANCELED);
   bool replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err);
+  // Hot replace (mdadm --replace; hot_replace.cpp): copies a working member
+  // onto `drive` while it keeps serving, redundancy kept, then swaps it in:
+  // the member leaves its old drive and resumes on the new one, where only
+  // the regions written during the copy (the bitmap tracked them) are
+  // rebuilt; the old drive leaves the group, its metadata wiped. Should the
+  // member fail during the copy, the new drive takes its place by a full
+  // rebuild. Refused while a rebuild or another replace runs.
+  bool hot_replace(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err);
+  Progress replace_progress() const;  // the copy
+  int replacing_member() const;       // -1: none
+  // The drive the last hot replace moved its member off (healthy, out of
+  // the group, its metadata wiped): its path, or "" when none did.
+  std::string hot_replace_left() const;
   bool add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err);
   size_t spare_count() const;
   // Takes the spare on `path` out of the group (its slot released and

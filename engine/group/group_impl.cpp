@@ -200,6 +200,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
                                               strerror(-e) + "); serving degraded, its missed writes are tracked");
   };
   ev.member_failed = [this](uint32_t m, int e) {
+    if (int(m) == hot.swapping.load()) return;  // a hot replace's swap: not a failure (its own event)
     // -ECANCELED is the operator's fail (Group::fail_member), not an I/O error.
     emit(GroupEvent::MemberFailed, int(m),
          "member " + std::to_string(m) + (e == -ECANCELED ? " was failed by the operator" : std::string(" failed: ") + strerror(-e)));
@@ -345,6 +346,8 @@ void Group::Impl::housekeeping_tick(bool slow) {
   const uint64_t now = mono_ns();
   for (int w = 0; w < int(Work::kCount); w++)
     rates[w].sample(now, bg->progress(Work(w)).done_stripes * g.strip_bytes);
+  hot.rate.sample(now, hot.done_bytes.load());
+  hot_replace_tick();
   if (int e = rebuild_failed_err.exchange(0))
     emit(GroupEvent::RebuildFinished, rebuild_slot, std::string("rebuild stopped: ") + strerror(-e));
   // The flag stays up until the member is active on disk: until then the

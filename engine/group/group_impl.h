@@ -73,6 +73,25 @@ struct Group::Impl {
 
   void emit(GroupEvent::Kind k, int member, const std::string& msg);
 
+  // Hot replace (hot_replace.cpp): a working member copied onto a new
+  // drive by the copier thread while it serves; the housekeeper swaps it in.
+  struct HotReplace {
+    std::thread copier;
+    std::atomic<int> member{-1};     // the member being replaced, or -1
+    std::atomic<bool> stop{false}, done{false};  // done: the copier ended (copy_err says how)
+    std::atomic<int> copy_err{0};
+    std::unique_ptr<Drive> target;   // the new drive, until the swap
+    std::string target_path;
+    std::string left_path;           // hot_replace_left() (under mu)
+    std::atomic<uint64_t> done_bytes{0}, total_bytes{0};
+    ProgressRate rate;
+    std::atomic<int> swapping{-1};   // failed on purpose by the swap: no member_failed event
+    bool waiting_said = false;       // the wait for a safe swap was told once
+  } hot;
+  void hot_replace_copy();   // the copier thread
+  void hot_replace_tick();   // housekeeping: the swap, or what a failure during the copy needs
+  void stop_hot_replace();   // group stop: the copy is dropped, the member stays
+  void end_hot_replace(GroupEvent::Kind k, const std::string& msg);
 
   // What a superblock update could not do. A member that cannot take its
   // superblock is failing: the caller fails it through the volume
