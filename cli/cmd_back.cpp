@@ -10,6 +10,39 @@ namespace gpuraid::cli {
 void add_dg_back_commands(Cli& c, CLI::App* dg) {
   {
     struct A {
+      std::vector<std::string> paths;
+      std::string name;
+      bool force = false;
+    };
+    auto a = std::make_shared<A>();
+    auto* s = dg->add_subcommand("import", "take in a group this daemon does not know, from its drives (moved from "
+                                           "another host, or a registry lost), with its virtual drives");
+    s->add_option("drives", a->paths, "the group's drives (paths): every one that is here")->required();
+    s->add_option("--name", a->name, "another name, when the group's own is taken here");
+    s->add_flag("--force", a->force, "as dg start --force: also when it stopped uncleanly while degraded");
+    s->footer("The drives are registered as PDs and the group assembled from their superblocks (as mdadm "
+              "--assemble); its virtual drives come back from the volume table on its members, not exported. "
+              "Nothing is written to the drives unless the group assembles; a refusal registers nothing.");
+    s->callback([&c, a] {
+      c.action = [&c, a](Client& cl) {
+        v1::ImportGroupRequest q;
+        for (const auto& p : a->paths) q.add_paths(absolute_path(p));
+        q.set_name(a->name);
+        q.set_force(a->force);
+        v1::ImportGroupResponse r;
+        if (int rc = cl.call(&v1::Gpuraid::Stub::ImportGroup, q, &r)) return rc;
+        if (c.g.json) return print_json(r), int(kOk);
+        printf("%s\n", r.message().c_str());
+        for (const auto& d : r.drives()) printf("  %s  %s\n", d.id().c_str(), d.path().c_str());
+        for (const auto& v : r.volumes())
+          printf("  virtual drive %s: %s (gpuraid vd export %s ...)\n", v.id().c_str(), size_str(v.size_bytes()).c_str(),
+                 v.id().c_str());
+        return int(kOk);
+      };
+    });
+  }
+  {
+    struct A {
       std::string name;
       bool force = false;
     };

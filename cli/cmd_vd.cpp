@@ -43,13 +43,6 @@ int read_secret_file(const std::string& path, const char* opt, std::string* out)
   return 0;
 }
 
-// A path as the daemon must get it: absolute ("" stays "").
-std::string absolute_path(const std::string& p) {
-  if (p.empty() || p[0] == '/') return p;
-  char cwd[4096];
-  return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + p : p;
-}
-
 void print_volume(const v1::Volume& v) {
   std::vector<std::pair<std::string, std::string>> f = {{"id", v.id()},
                                                         {"group", v.group()},

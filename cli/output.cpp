@@ -1,5 +1,7 @@
 #include "cli/output.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -34,6 +36,12 @@ std::string upper(std::string s) {
 std::string size_str(uint64_t b) { return format_size(b); }
 
 std::string rate_str(double bps) { return bps < 1 ? "-" : format_size(uint64_t(bps)) + "/s"; }
+
+std::string absolute_path(const std::string& p) {
+  if (p.empty() || p[0] == '/') return p;
+  char cwd[4096];
+  return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + p : p;
+}
 
 std::string duration_str(double s) {
   if (s <= 0) return "-";

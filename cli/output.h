@@ -28,6 +28,8 @@ std::string json_quote(const std::string& s);
 std::string size_str(uint64_t bytes);
 std::string upper(std::string s);
 std::string rate_str(double bytes_per_s);
+// A path as the daemon must get it: absolute ("" stays "").
+std::string absolute_path(const std::string& p);
 std::string duration_str(double s);
 // "key: value" lines, keys aligned (by terminal columns: names may be UTF-8).
 void print_fields(const std::vector<std::pair<std::string, std::string>>& kv);

@@ -41,6 +41,7 @@ FORWARD(GetStats, v1::GetStatsRequest, v1::Stats, cp_.get_stats(*q, r))
 FORWARD(StartGroup, v1::StartGroupRequest, v1::StartGroupResponse, cp_.start_group(*q, r))
 FORWARD(ReaddMember, v1::ReaddMemberRequest, v1::ReaddMemberResponse, cp_.readd_member(*q, r))
 FORWARD(WipeDrive, v1::WipeDriveRequest, v1::WipeDriveResponse, cp_.wipe_drive(*q, r))
+FORWARD(ImportGroup, v1::ImportGroupRequest, v1::ImportGroupResponse, cp_.import_group(*q, r))
 FORWARD(GetStatus, v1::GetStatusRequest, v1::StatusOverview, cp_.get_status(r))
 
 grpc::Status ApiService::WatchEvents(Ctx* ctx, const v1::WatchEventsRequest* q, grpc::ServerWriter<v1::Event>* w) {

@@ -41,6 +41,7 @@ class ApiService final : public gpuraid::v1::Gpuraid::Service {
   grpc::Status StartGroup(Ctx*, const v1::StartGroupRequest*, v1::StartGroupResponse*) override;
   grpc::Status ReaddMember(Ctx*, const v1::ReaddMemberRequest*, v1::ReaddMemberResponse*) override;
   grpc::Status WipeDrive(Ctx*, const v1::WipeDriveRequest*, v1::WipeDriveResponse*) override;
+  grpc::Status ImportGroup(Ctx*, const v1::ImportGroupRequest*, v1::ImportGroupResponse*) override;
 
  private:
   ControlPlane& cp_;

@@ -63,6 +63,8 @@ bool ControlPlane::start(std::string* err) {
     vr.r = r;
     restore_volume(vr);
   }
+  // Groups of a gpuraid before the volume table get theirs (dg import).
+  for (auto& [n, gr] : groups_) write_volume_table(gr);
   std::string perr;
   if (!persist(&perr)) spdlog::error("cannot save the registry: {}", perr);
   worker_ = std::thread([this] { worker(); });
@@ -223,6 +225,10 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   if (!gr.note.empty() && gr.g->state() == GroupState::Optimal) gr.note.clear();
   if (pe.ev.kind == GroupEvent::MemberFailed && pe.ev.member >= 0) take_pool_spare(gr, uint32_t(pe.ev.member));
   if (pe.ev.kind == GroupEvent::ReplaceFinished) hot_replace_ended(gr);
+  // A drive that joined (a spare taken, a replacement, a drive back) gets the volume table.
+  if (pe.ev.kind == GroupEvent::SpareTaken || pe.ev.kind == GroupEvent::RebuildStarted ||
+      pe.ev.kind == GroupEvent::MemberReturned || pe.ev.kind == GroupEvent::ReplaceFinished)
+    write_volume_table(gr);
   std::string err;
   if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);
 }

@@ -95,6 +95,8 @@ class ControlPlane {
   grpc::Status start_group(const v1::StartGroupRequest& q, v1::StartGroupResponse* out);
   grpc::Status readd_member(const v1::ReaddMemberRequest& q, v1::ReaddMemberResponse* out);
   grpc::Status wipe_drive(const v1::WipeDriveRequest& q, v1::WipeDriveResponse* out);
+  // control_import.cpp
+  grpc::Status import_group(const v1::ImportGroupRequest& q, v1::ImportGroupResponse* out);
 
   // NVMe-oF (control_fabrics.cpp).
   grpc::Status discover_fabrics(const v1::FabricsDiscoverRequest& q, v1::FabricsDiscoverResponse* out);
@@ -154,6 +156,9 @@ class ControlPlane {
   // swapped in; and the PD records once that ended (either way).
   grpc::Status hot_replace(GroupRec& gr, uint32_t index, DriveRec& nd, bool force, v1::Group* out);
   void hot_replace_ended(GroupRec& gr);
+  // The group's VDs onto its members (the volume table, for dg import):
+  // after VDs change and when a member joins; a failure is logged.
+  void write_volume_table(GroupRec& gr);
   // publish() in turn with the group events queued before it.
   void publish_queued(v1::EventKind kind, const std::string& msg, const std::string& group);
   void take_pool_spare(GroupRec& gr, uint32_t member);

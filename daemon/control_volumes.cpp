@@ -126,6 +126,7 @@ grpc::Status ControlPlane::create_volume(const v1::CreateVolumeRequest& q, v1::V
   make_target(vr, *gr);
   volume_to_api(vr, out);
   publish(v1::EVENT_KIND_VOLUME_CREATED, format_size(size) + " at " + format_size(off) + " of " + q.group(), q.group(), id);
+  write_volume_table(*gr);
   return persist_status();
 }
 
@@ -177,6 +178,7 @@ grpc::Status ControlPlane::resize_volume(const v1::ResizeVolumeRequest& q, v1::V
   v->target->replace_inner(std::make_unique<VolumeExtent>(gr->g->volume(), v->r.offset_bytes(), size));
   volume_to_api(*v, out);
   publish(v1::EVENT_KIND_VOLUME_RESIZED, format_size(old) + " -> " + format_size(size), v->r.group(), q.id());
+  write_volume_table(*gr);
   return persist_status();
 }
 
@@ -190,6 +192,7 @@ grpc::Status ControlPlane::delete_volume(const v1::VolumeRef& q) {
   std::string group = v->r.group();
   volumes_.erase(q.id());
   publish(v1::EVENT_KIND_VOLUME_DELETED, "", group, q.id());
+  if (auto it = groups_.find(group); it != groups_.end()) write_volume_table(it->second);
   return persist_status();
 }
 

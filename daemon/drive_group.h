@@ -19,6 +19,15 @@ struct AssembleHint {
   bool force = false;  // start even over stale parity (stopped uncleanly while degraded)
 };
 
+// What a drive's superblock says it is (dg import).
+struct MemberOnDisk {
+  std::string group_uuid, member_uuid, name;
+  GroupConfig cfg;           // level, parity rows, strip, sub-groups, name
+  uint32_t slot = 0;         // < members: a member; else a spare
+  uint32_t members = 0;
+  uint64_t generation = 0;
+};
+
 class DriveGroup {
  public:
   virtual ~DriveGroup() = default;
@@ -31,6 +40,10 @@ class DriveGroup {
                                               const AssembleHint& hint, std::string* note, std::string* err);
   // The group and member UUID written on a drive; false when it has none.
   static bool probe(Drive& d, std::string* group_uuid, std::string* member_uuid);
+  // The superblock of a drive (dg import); false with *why when it has none.
+  static bool read_member(Drive& d, MemberOnDisk* out, std::string* why);
+  // The newest volume table on a drive (volume_table.h); false when none.
+  static bool read_volumes(Drive& d, VolumeTable* out);
   // Whether a drive holds data a group would destroy (*what names it).
   static bool holds_data(Drive& d, std::string* what);
   // Wipes the group metadata (superblocks, bitmap) of a drive that left its group.
@@ -53,6 +66,7 @@ class DriveGroup {
   // Hot replace of a working member (Group::hot_replace).
   virtual bool hot_replace(uint32_t index, std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual int replacing_member() const = 0;
+  virtual bool write_volume_table(const std::vector<VolumeEntry>& v, std::string* err) = 0;
   virtual std::string hot_replace_left() const = 0;
   virtual bool add_spare(std::unique_ptr<Drive> d, bool force, std::string* err) = 0;
   virtual size_t spare_count() const = 0;

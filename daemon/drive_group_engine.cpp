@@ -48,6 +48,9 @@ class EngineGroup final : public DriveGroup {
     return g_->hot_replace(i, std::move(d), force, err);
   }
   int replacing_member() const override { return g_->replacing_member(); }
+  bool write_volume_table(const std::vector<VolumeEntry>& v, std::string* err) override {
+    return g_->write_volume_table(v, err);
+  }
   std::string hot_replace_left() const override { return g_->hot_replace_left(); }
   ScrubReport last_scrub() const override { return g_->last_scrub(); }
   Redundancy redundancy(uint32_t* tolerated) const override { return g_->redundancy(tolerated); }
@@ -83,6 +86,28 @@ bool DriveGroup::probe(Drive& d, std::string* group_uuid, std::string* member_uu
   *group_uuid = uuid_str(r.sb.group_uuid);
   *member_uuid = uuid_str(r.sb.member_uuid);
   return true;
+}
+
+bool DriveGroup::read_member(Drive& d, MemberOnDisk* out, std::string* why) {
+  const SuperblockRead r = read_superblock(d);
+  if (!r.ok) return *why = r.any_magic ? r.why() : "no gpuraid superblock", false;
+  out->group_uuid = uuid_str(r.sb.group_uuid);
+  out->member_uuid = uuid_str(r.sb.member_uuid);
+  out->name = r.sb.name;
+  out->cfg.level = r.sb.level;
+  out->cfg.parity = r.sb.parity;  // parity rows, as the registry records them
+  out->cfg.strip_bytes = r.sb.strip_bytes;
+  out->cfg.subgroups = r.sb.subgroups > 1 ? r.sb.subgroups : 0;
+  out->cfg.name = r.sb.name;
+  out->slot = r.sb.slot;
+  out->members = r.sb.members;
+  out->generation = r.sb.generation;
+  return true;
+}
+
+bool DriveGroup::read_volumes(Drive& d, VolumeTable* out) {
+  std::string why;
+  return read_volume_table(d, out, &why);
 }
 
 bool DriveGroup::holds_data(Drive& d, std::string* what) { return drive_holds_data(d, what); }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/group/volume_table.h"
 #include "engine/volume.h"
 
 namespace gpuraid {
@@ -219,6 +220,12 @@ class Group {
   // member's superblock, then rebuilds the regions it missed.
   bool reinstate_member(uint32_t index, std::string* err);
   uint64_t missing_mask() const { return volume_->missing_mask(); }
+
+  // The group's virtual drives, kept on its members too (volume_table.h,
+  // for dg import): written to every usable member and spare with the next
+  // generation. False with *err naming the drives that could not take it
+  // (the others hold it).
+  bool write_volume_table(const std::vector<VolumeEntry>& volumes, std::string* err);
 
   // Clean shutdown: waits for background steps in flight, flushes, clears
   // the bitmap and marks every superblock clean.

@@ -62,6 +62,7 @@ struct Group::Impl {
   // re-add rebuilds it in full.
   std::array<uint64_t, kMaxMembers> readd_gen{};
   StaleParity forced;  // assemble(force) over stale parity
+  uint64_t volume_table_gen = 0;  // the last volume table written (group_volumes.cpp); 0: not yet read
   void wire_path_loss();
   // A member's drive back in its slot (reinstate, re-add): its superblock
   // says rebuilding, the bitmap goes to it, and only the missed regions are

@@ -64,6 +64,27 @@ bool wipe_metadata(Drive& d, std::string* err) {
   return sync(d, err);
 }
 
+bool write_volume_table(Drive& d, const VolumeTable& t, std::string* err) {
+  Block b(kVolumeTableBytes);
+  if (!encode_volume_table(t, b.p, err)) return false;
+  for (uint64_t off : kVolumeTableOffsets)
+    if (!pwrite_all(d, b.p, kVolumeTableBytes, off, err) || !sync(d, err)) return false;
+  return true;
+}
+
+bool read_volume_table(Drive& d, VolumeTable* t, std::string* why) {
+  Block b(kVolumeTableBytes);
+  bool ok = false;
+  for (uint64_t off : kVolumeTableOffsets) {
+    VolumeTable c;
+    std::string w;
+    if (d.fd() < 0 || d.sync_read(b.p, kVolumeTableBytes, off) != 0) w = "cannot read the volume table";
+    else if (decode_volume_table(b.p, &c, &w) && (!ok || c.generation > t->generation)) *t = c, ok = true;
+    if (!w.empty() && why->empty()) *why = w;
+  }
+  return ok;
+}
+
 SuperblockRead read_superblock(Drive& d) {
   SuperblockRead r;
   if (d.fd() < 0) return r;

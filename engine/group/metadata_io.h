@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/group/superblock.h"
+#include "engine/group/volume_table.h"
 #include "engine/io/drive.h"
 
 namespace gpuraid {
@@ -27,6 +28,11 @@ bool erase_superblock(Drive& d, std::string* err);
 // Zeroes the whole metadata area (superblocks, reserved area, write-intent
 // bitmap: the first kMetadataBytes) and flushes; member data is untouched.
 bool wipe_metadata(Drive& d, std::string* err);
+
+// The volume table (volume_table.h): copy A, flush, copy B, flush.
+bool write_volume_table(Drive& d, const VolumeTable& t, std::string* err);
+// The newer valid copy; false (with *why) when neither is.
+bool read_volume_table(Drive& d, VolumeTable* t, std::string* why);
 
 // The bitmap area holds one bit per region; writes go in whole 4 KiB blocks.
 bool write_bitmap_block(Drive& d, const uint8_t* bits, uint64_t bitmap_bytes, uint64_t block, std::string* err);

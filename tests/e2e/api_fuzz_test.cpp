@@ -214,6 +214,15 @@ TEST_F(Fuzz, BadRequestsChangeNothing) {
         return call(&v1::Gpuraid::Stub::WipeDrive, q, &x);
       },
       [&] {
+        v1::ImportGroupRequest q;  // never a path of an unregistered member: always refused
+        for (int i = 0, k = int(r() % 4); i < k; i++) q.add_paths(any_string(r));
+        q.add_paths(bad_string(r));
+        q.set_name(any_string(r));
+        q.set_force(r() % 2);
+        v1::ImportGroupResponse x;
+        return call(&v1::Gpuraid::Stub::ImportGroup, q, &x);
+      },
+      [&] {
         v1::ReplaceMemberRequest q;
         q.set_group(any_string(r));
         if (r() % 2) q.set_index(uint32_t(any_u64(r)));
