@@ -53,9 +53,11 @@ for lane in "${lanes[@]}"; do
   ((${#daemon_tests[@]})) && targets+=(gpuraidd gpuraid api_fuzz_test)
   cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
   built=$SECONDS
-  # One test at a time: the sanitized tests are memory- and CPU-hungry, and a
-  # timing-sensitive test must not fail for a neighbour's load.
-  ctest --test-dir "$dir" --output-on-failure -L '^(unit|model)$' "${skip[@]}" "$@"
+  # ASan: as many at once as there are cores (they pass beside the VM lanes
+  # in the release run too); TSan, slower and hungrier: one at a time.
+  par=1
+  [[ $lane == asan ]] && par=$jobs
+  ctest --test-dir "$dir" --output-on-failure -j"$par" -L '^(unit|model)$' "${skip[@]}" "$@"
   if ((${#daemon_tests[@]})); then
     fuzz=$SECONDS
     ctest --test-dir "$dir" --output-on-failure -R "^($(IFS='|'; echo "${daemon_tests[*]}"))\$"
