@@ -25,15 +25,6 @@ GroupConfig config(Level level) {
   return c;
 }
 
-void write_random(GroupRig& rig, Volume& v, Image& img, int n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < n; i++) {
-    const uint64_t off = rng() % (v.size_bytes() / 4096 - 4) * 4096;
-    fill_random(img.buf.data() + off, 16384, rng());
-    ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, 16384, img.buf.data() + off));
-  }
-}
-
 bool all_active(const Group& g) {
   for (const MemberInfo& m : g.members())
     if (m.state != MemberState::Active) return false;
@@ -58,7 +49,8 @@ TEST(HotReplace, AWorkingMemberMovesWhileItServesKeepingRedundancy) {
   std::string e2;
   EXPECT_FALSE(g->hot_replace(2, rig.open(6), false, &e2)) << "a second replace at once";
   ASSERT_TRUE(rig.wait([&] { return g->replace_progress().done_bytes > 0; }));
-  write_random(rig, v, img, 40, 11);
+  std::mt19937_64 rng(11);
+  img.write_random(rig, v, rng, 40);
   // Throughout the copy: every member in sync, two failures survived.
   uint32_t tolerated = 0;
   EXPECT_EQ(g->redundancy(&tolerated), Redundancy::Full);
@@ -123,7 +115,8 @@ TEST(HotReplace, AStopDropsTheCopyAndTheMemberStays) {
   g->set_rebuild_rate(1u << 20);
   ASSERT_TRUE(g->hot_replace(2, rig.open(4), false, &err)) << err;
   ASSERT_TRUE(rig.wait([&] { return g->replace_progress().done_bytes > 0; }));
-  write_random(rig, v, img, 10, 3);
+  std::mt19937_64 rng(3);
+  img.write_random(rig, v, rng, 10);
   ASSERT_TRUE(g->stop(&err)) << err;
   GroupEvent done;
   ASSERT_TRUE(rig.find_event(GroupEvent::ReplaceFinished, &done));
