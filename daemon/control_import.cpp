@@ -19,8 +19,10 @@ namespace gpuraid::daemon {
 namespace {
 struct Found {
   std::string path;
-  DriveType type;
+  DriveType type = DriveType::File;
   MemberOnDisk m;
+  VolumeTable vt;  // vt_ok: its newest valid volume table
+  bool vt_ok = false;
 };
 }  // namespace
 
@@ -36,11 +38,15 @@ grpc::Status ControlPlane::import_group(const v1::ImportGroupRequest& q, v1::Imp
     if (!seen.insert(p).second) return invalid(p + " is listed twice");
     for (auto& [id, d] : drives_)
       if (d.r.path() == p) return exists(p + " is already registered as " + id + (d.r.group().empty() ? "" : " (in " + d.r.group() + ")"));
-    Found f{p, guess_drive_type(p), {}};
+    Found f;
+    f.path = p;
+    f.type = guess_drive_type(p);
     std::string err, why;
     auto d = Drive::open(DriveSpec{f.type, p, 0, false}, &err);
     if (!d) return precondition("cannot open " + p + ": " + err);
     if (!DriveGroup::read_member(*d, &f.m, &why)) return precondition(p + " holds no gpuraid group member: " + why);
+    // Read now: once the group holds it, a block device is open exclusively.
+    f.vt_ok = DriveGroup::read_volumes(*d, &f.vt);
     found.push_back(f);
   }
   const std::string uuid = found[0].m.group_uuid;
@@ -115,13 +121,8 @@ grpc::Status ControlPlane::import_group(const v1::ImportGroupRequest& q, v1::Imp
   // Its virtual drives: the newest volume table of its drives.
   VolumeTable vt;
   bool have = false;
-  for (size_t i = 0; i < found.size(); i++) {
-    VolumeTable t;
-    std::string err;
-    auto d = Drive::open(DriveSpec{found[i].type, found[i].path, 0, false}, &err);
-    if (d && DriveGroup::read_volumes(*d, &t) && uuid_str(t.group_uuid) == uuid && (!have || t.generation > vt.generation))
-      vt = t, have = true;
-  }
+  for (const Found& f : found)
+    if (f.vt_ok && uuid_str(f.vt.group_uuid) == uuid && (!have || f.vt.generation > vt.generation)) vt = f.vt, have = true;
   std::string msg = "imported " + name + " (" + gr.g->volume().geometry().describe() + ") from " +
                     std::to_string(found.size()) + " drive(s)";
   if (!have) msg += "; its drives hold no volume table (a group of a gpuraid before 2026-11-27): no virtual drives";
