@@ -16,6 +16,7 @@
 #include "cli/errors.h"
 #include "cli/output.h"
 #include "engine/group/superblock.h"
+#include "engine/group/volume_table.h"
 
 namespace gpuraid::cli {
 
@@ -35,6 +36,22 @@ bool read_copy(int fd, uint64_t off, Copy* c, std::string* why) {
   if (n != ssize_t(kSuperblockBytes)) return *why = n < 0 ? strerror(errno) : "too small to hold a superblock", false;
   c->result = decode_superblock(static_cast<const uint8_t*>(p), &c->sb);
   return true;
+}
+
+// The newer valid volume table copy (what dg import would bring back); false when neither is.
+bool read_volumes(int fd, VolumeTable* t) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, kVolumeTableBytes) != 0) return false;
+  std::unique_ptr<void, decltype(&free)> buf(p, &free);
+  bool ok = false;
+  for (uint64_t off : kVolumeTableOffsets) {
+    VolumeTable c;
+    std::string why;
+    if (pread(fd, p, kVolumeTableBytes, off_t(off)) == ssize_t(kVolumeTableBytes) &&
+        decode_volume_table(static_cast<const uint8_t*>(p), &c, &why) && (!ok || c.generation > t->generation))
+      *t = c, ok = true;
+  }
+  return ok;
 }
 
 std::string flag_words(uint32_t f) {
@@ -93,6 +110,8 @@ void add_pd_examine(Cli& c, CLI::App* pd) {
       std::string why;
       bool ok = true;
       for (int i = 0; i < 2 && ok; i++) ok = read_copy(fd, kSuperblockOffsets[i], &copies[i], &why);
+      VolumeTable vt;
+      const bool have_vt = ok && read_volumes(fd, &vt);
       close(fd);
       if (!ok) return report_error(kServerError, "examine", "cannot read " + *path + ": " + why, false);
       int best = -1;
@@ -108,10 +127,15 @@ void add_pd_examine(Cli& c, CLI::App* pd) {
       nlohmann::json j = to_json(copies[best].sb);
       j["path"] = *path;
       j["copies"] = {{"a", decode_result_name(copies[0].result)}, {"b", decode_result_name(copies[1].result)}};
+      nlohmann::json vols = nlohmann::json::array();
+      if (have_vt && vt.group_uuid == copies[best].sb.group_uuid)
+        for (const VolumeEntry& v : vt.volumes)
+          vols.push_back({{"id", v.id}, {"offset_bytes", v.offset_bytes}, {"size_bytes", v.size_bytes}});
+      j["volumes"] = vols;
       if (c.g.json) return printf("%s\n", j.dump(2).c_str()), int(kOk);
       std::vector<std::pair<std::string, std::string>> kv;
       for (auto it = j.begin(); it != j.end(); ++it)
-        if (it.key() != "slots") kv.push_back({it.key(), it->is_string() ? it->get<std::string>() : it->dump()});
+        if (it.key() != "slots" && it.key() != "volumes") kv.push_back({it.key(), it->is_string() ? it->get<std::string>() : it->dump()});
       print_fields(kv);
       Table t({"SLOT", "STATE", "UUID", "REBUILT"});
       for (const auto& sl : j["slots"])
@@ -119,6 +143,14 @@ void add_pd_examine(Cli& c, CLI::App* pd) {
                size_str(sl["rebuild_checkpoint_bytes"].get<uint64_t>())});
       printf("\n");
       t.print();
+      if (!vols.empty()) {
+        Table vt_table({"VIRTUAL DRIVE", "OFFSET", "SIZE"});
+        for (const auto& v : vols)
+          vt_table.add({v["id"].get<std::string>(), size_str(v["offset_bytes"].get<uint64_t>()),
+                        size_str(v["size_bytes"].get<uint64_t>())});
+        printf("\n");
+        vt_table.print();
+      }
       return int(kOk);
     };
   });

@@ -21,6 +21,8 @@ gp vd create r5 --size 20M --name w2 >/dev/null
 gp vd write w2 --pattern 7 --length 20M >/dev/null
 V_SIZE=$(gp vd show v --json | json 'int(d["size_bytes"])')   # whole stripes: a little over 16M
 stop_daemon
+check "what pd examine says the drive carries" "v w2" \
+  "$(gp pd examine "$T/d2.img" --json | json '" ".join(v["id"] for v in d["volumes"])')"
 
 step "host B: bad input registers nothing"
 STATE_DIR=$T/b start_daemon
