@@ -225,10 +225,10 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   if (!gr.note.empty() && gr.g->state() == GroupState::Optimal) gr.note.clear();
   if (pe.ev.kind == GroupEvent::MemberFailed && pe.ev.member >= 0) take_pool_spare(gr, uint32_t(pe.ev.member));
   if (pe.ev.kind == GroupEvent::ReplaceFinished) hot_replace_ended(gr);
-  // A drive that joined (a spare taken, a replacement, a drive back) gets the volume table.
-  if (pe.ev.kind == GroupEvent::SpareTaken || pe.ev.kind == GroupEvent::RebuildStarted ||
-      pe.ev.kind == GroupEvent::MemberReturned || pe.ev.kind == GroupEvent::ReplaceFinished)
-    write_volume_table(gr);
+  // A drive that joined (a spare taken, a replacement, a drive back, a hot
+  // replace) gets the volume table once it is a member: every way in ends
+  // with a rebuild, full or of the regions it missed.
+  if (pe.ev.kind == GroupEvent::RebuildFinished) write_volume_table(gr);
   std::string err;
   if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);
 }

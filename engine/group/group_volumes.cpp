@@ -1,5 +1,7 @@
 // The group's virtual drives on its members (volume_table.h): what lets
 // `gpuraid dg import` bring a group's VDs back on another host.
+#include <optional>
+
 #include "engine/group/group_impl.h"
 #include "engine/group/metadata_io.h"
 
@@ -16,14 +18,22 @@ bool Group::write_volume_table(const std::vector<VolumeEntry>& volumes, std::str
       continue;
     to.push_back(im.drives[s].get());
   }
-  // The first write of this run goes past whatever generation the drives hold.
-  if (!im.volume_table_gen)
+  // The first write of this run goes past whatever generation the drives
+  // hold, and is left out when every drive holds this very table already
+  // (the daemon's start asks for it each time).
+  if (!im.volume_table_gen) {
+    bool current = !to.empty();
+    std::optional<uint64_t> gen;
     for (Drive* d : to) {
       VolumeTable t;
       std::string why;
-      if (read_volume_table(*d, &t, &why) && t.group_uuid == im.sb.group_uuid)
-        im.volume_table_gen = std::max(im.volume_table_gen, t.generation);
+      const bool ours = read_volume_table(*d, &t, &why) && t.group_uuid == im.sb.group_uuid;
+      if (ours) im.volume_table_gen = std::max(im.volume_table_gen, t.generation);
+      current = current && ours && t.volumes == volumes && (!gen || *gen == t.generation);
+      if (ours) gen = t.generation;
     }
+    if (current) return true;
+  }
   VolumeTable t;
   t.group_uuid = im.sb.group_uuid;
   t.generation = ++im.volume_table_gen;

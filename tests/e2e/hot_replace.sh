@@ -39,6 +39,12 @@ MSG=$(await_event REPLACE_FINISHED "moved from")
 echo "   event: $MSG"
 check "pd1 role" free "$(gp pd show pd1 --json | json 'd["role"]')"
 check "pd1 failed" False "$(gp pd show pd1 --json | json 'd.get("failed", False)')"
+# The drive that joined gets the volume table (dg import), once its resync is done.
+for _ in $(seq 100); do
+  [ "$(gp pd examine "$T/drive4.img" --json | json '" ".join(v["id"] for v in d["volumes"])')" = v ] && break
+  sleep 0.1
+done
+check "the new member's volume table" v "$(gp pd examine "$T/drive4.img" --json | json '" ".join(v["id"] for v in d["volumes"])')"
 
 verify() {
   gp vd read v --offset 0 --verify-pattern 1 --length 8M >/dev/null || fail "first 8M"

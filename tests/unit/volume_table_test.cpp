@@ -62,3 +62,29 @@ TEST(VolumeTable, GroupWritesItToItsMembers) {
   ASSERT_TRUE(read_volume_table(*d, &t, &why)) << why;
   EXPECT_EQ(t.volumes.size(), 2u);
 }
+
+// The daemon asks for the table at every start: a table every member holds
+// already is not written again (no generation, no flush); a change is.
+TEST(VolumeTable, ATableTheMembersHoldIsNotWrittenAgain) {
+  GroupRig rig(3);
+  std::string err;
+  auto g = rig.create(test_group_config(Level::R5, 0, 65536, "dg-vt2"), 0, 3, &err);
+  ASSERT_TRUE(g) << err;
+  ASSERT_TRUE(g->write_volume_table({{"a", 0, 1 << 20}}, &err)) << err;
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  auto gen_of = [&](uint32_t m) {
+    VolumeTable t;
+    std::string why;
+    auto d = rig.open(m);
+    EXPECT_TRUE(read_volume_table(*d, &t, &why)) << why;
+    return t.generation;
+  };
+  auto again = rig.assemble(rig.open_range(0, 3), nullptr, &err);
+  ASSERT_TRUE(again) << err;
+  ASSERT_TRUE(again->write_volume_table({{"a", 0, 1 << 20}}, &err)) << err;
+  for (uint32_t m = 0; m < 3; m++) EXPECT_EQ(gen_of(m), 1u) << "member " << m << ": written again";
+  ASSERT_TRUE(again->write_volume_table({{"a", 0, 2 << 20}}, &err)) << err;
+  for (uint32_t m = 0; m < 3; m++) EXPECT_EQ(gen_of(m), 2u) << "member " << m;
+  ASSERT_TRUE(again->stop(&err)) << err;
+}
