@@ -17,8 +17,6 @@ using namespace gpuraid::test;
 
 namespace {
 
-constexpr uint64_t kRegion = 1u << 20;
-
 GroupConfig config(Level level) {
   GroupConfig c = test_group_config(level, 0, 65536, "dg-replace");
   c.bitmap_idle_ms = 100;
@@ -31,24 +29,38 @@ bool all_active(const Group& g) {
   return true;
 }
 
+// A group of `n` members written in full whose member `m` is being copied
+// onto drive n at `rate` bytes/s: the copy is under way on return.
+struct Copying {
+  std::unique_ptr<Group> g;
+  std::unique_ptr<Image> img;
+};
+void start_copy(GroupRig& rig, Level level, uint32_t n, uint32_t m, uint64_t rate, Copying* c) {
+  std::string err;
+  c->g = rig.create(config(level), 0, n, &err);
+  ASSERT_TRUE(c->g) << err;
+  c->img = std::make_unique<Image>(c->g->volume().size_bytes());
+  c->img->write_all(rig, c->g->volume());
+  c->g->set_rebuild_rate(rate);
+  ASSERT_TRUE(c->g->hot_replace(m, rig.open(n), false, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return c->g->replace_progress().done_bytes > 0; }));
+}
+
 }  // namespace
 
 TEST(HotReplace, AWorkingMemberMovesWhileItServesKeepingRedundancy) {
   GroupRig rig(7);
-  std::string err;
-  auto g = rig.create(config(Level::R6), 0, 6, &err);
-  ASSERT_TRUE(g) << err;
+  Copying c;
+  ASSERT_NO_FATAL_FAILURE(start_copy(rig, Level::R6, 6, 3, 4u << 20, &c));  // a copy of a few seconds, written to meanwhile
+  auto& g = c.g;
+  Image& img = *c.img;
   Volume& v = g->volume();
   const Geometry& geo = v.geometry();
-  Image img(v.size_bytes());
-  img.write_all(rig, v);
-  g->set_rebuild_rate(4u << 20);  // a copy of a few seconds, written to meanwhile
-  ASSERT_TRUE(g->hot_replace(3, rig.open(6), false, &err)) << err;
+  std::string err;
   EXPECT_EQ(g->replacing_member(), 3);
   ASSERT_TRUE(rig.find_event(GroupEvent::ReplaceStarted));
   std::string e2;
   EXPECT_FALSE(g->hot_replace(2, rig.open(6), false, &e2)) << "a second replace at once";
-  ASSERT_TRUE(rig.wait([&] { return g->replace_progress().done_bytes > 0; }));
   std::mt19937_64 rng(11);
   img.write_random(rig, v, rng, 40);
   // Throughout the copy: every member in sync, two failures survived.
@@ -81,15 +93,12 @@ TEST(HotReplace, AWorkingMemberMovesWhileItServesKeepingRedundancy) {
 
 TEST(HotReplace, AMemberThatFailsDuringTheCopyIsRebuiltOntoTheNewDriveInFull) {
   GroupRig rig(5);
-  std::string err;
-  auto g = rig.create(config(Level::R5), 0, 4, &err);
-  ASSERT_TRUE(g) << err;
+  Copying c;
+  ASSERT_NO_FATAL_FAILURE(start_copy(rig, Level::R5, 4, 1, 2u << 20, &c));
+  auto& g = c.g;
+  Image& img = *c.img;
   Volume& v = g->volume();
-  Image img(v.size_bytes());
-  img.write_all(rig, v);
-  g->set_rebuild_rate(2u << 20);
-  ASSERT_TRUE(g->hot_replace(1, rig.open(4), false, &err)) << err;
-  ASSERT_TRUE(rig.wait([&] { return g->replace_progress().done_bytes > 0; }));
+  std::string err;
   ASSERT_TRUE(g->fail_member(1, &err)) << err;
   g->set_rebuild_rate(0);
   GroupEvent done;
@@ -106,15 +115,12 @@ TEST(HotReplace, AMemberThatFailsDuringTheCopyIsRebuiltOntoTheNewDriveInFull) {
 
 TEST(HotReplace, AStopDropsTheCopyAndTheMemberStays) {
   GroupRig rig(5);
-  std::string err;
-  auto g = rig.create(config(Level::R5), 0, 4, &err);
-  ASSERT_TRUE(g) << err;
+  Copying c;
+  ASSERT_NO_FATAL_FAILURE(start_copy(rig, Level::R5, 4, 2, 1u << 20, &c));
+  auto& g = c.g;
+  Image& img = *c.img;
   Volume& v = g->volume();
-  Image img(v.size_bytes());
-  img.write_all(rig, v);
-  g->set_rebuild_rate(1u << 20);
-  ASSERT_TRUE(g->hot_replace(2, rig.open(4), false, &err)) << err;
-  ASSERT_TRUE(rig.wait([&] { return g->replace_progress().done_bytes > 0; }));
+  std::string err;
   std::mt19937_64 rng(3);
   img.write_random(rig, v, rng, 10);
   ASSERT_TRUE(g->stop(&err)) << err;
