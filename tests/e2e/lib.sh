@@ -7,8 +7,16 @@ SOCK=$T/gpuraid.sock
 export GPURAID_SOCKET=$SOCK
 DPID=
 
+# A script that failed must still end: a daemon that does not stop within
+# 60 s of SIGTERM (a mounted device it serves, say) is killed.
 cleanup() {
-  if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then kill -TERM "$DPID"; wait "$DPID" || true; fi
+  if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
+    kill -TERM "$DPID"
+    local _
+    for _ in $(seq 600); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$DPID" 2>/dev/null
+    wait "$DPID" || true
+  fi
   rm -rf "$T"
 }
 trap cleanup EXIT

@@ -8,7 +8,10 @@
 # they were given (qemu cache=none) and the guest cuts with sysrq b.
 # Drives: vmlane0..3 the RAID 5 members, vmlane4 the system disk (ext4:
 # gpuraidd's state dir, as an operator's root filesystem would hold it),
-# vmlane5 the replacement.
+# vmlane5 the replacement, vmlane6 a probe of the drive model (volatile:
+# a FUA write survives the cut, a plain write beside it does not). With
+# volatile caches the drives are SCSI disks (run.sh VMLANE_BUS=scsi:
+# qemu's NVMe model acknowledges FUA writes it has not made durable).
 # The group's state at the cut (the life cycle):
 #   normal:     every member online;
 #   degraded:   member 1 failed, no replacement (the write-hole guard's log
@@ -37,10 +40,14 @@ SCENARIO=${4:?normal|degraded|rebuilding}
 CACHE=${5:-durable}
 DAEMON_LOG_COPY=$SHARE/daemon-$PHASE.log
 source "$here/guest-e2e-lib.sh" "$1"
-for _ in $(seq 300); do [ -b "$(dev_of vmlane5)" ] && break; sleep 0.1; done
-D=()
-for i in 0 1 2 3 4 5; do D[$i]=$(dev_of vmlane$i) || fail "no NVMe namespace with serial vmlane$i"; done
-SYS=${D[4]}
+all_drives() { local i; for i in 0 1 2 3 4 5 6; do dev_of vmlane$i >/dev/null || return 1; done; }
+for _ in $(seq 300); do all_drives && break; sleep 0.1; done
+D=() P=()   # each drive's device node; the path gpuraid is given
+for i in 0 1 2 3 4 5 6; do
+  D[$i]=$(dev_of vmlane$i) || fail "no drive with serial vmlane$i"
+  P[$i]=$(stable_path_of vmlane$i)
+done
+SYS=${D[4]} PROBE=${D[6]}
 STATE_DIR=/srv/sys/state   # lib.sh's start_daemon
 start_daemon_on_sys() { start_daemon --reactors 2 --ublk-depth 64; }
 vd_dev() { gp --json vd show vol0 | json 'd.get("export", {}).get("dev_path", "")'; }
@@ -91,6 +98,35 @@ while True:
     os.write(fd, b"f%d %s\n" % (i, hashlib.sha256(data).hexdigest().encode()))
 EOF
 
+# The drive model, checked on the probe drive (volatile caches): a FUA
+# write issued as gpuraidd issues it (io_uring, O_DIRECT|O_DSYNC), then a
+# plain write beside it that nothing flushes. After the cut the first must
+# be there (else acknowledged data is lost by the model, not by gpuraidd)
+# and the second gone (else the cache was not volatile).
+probe_write() {
+  local fua=a5$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n') plain=5a$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+  fio --name=fua --filename=$PROBE --rw=write --bs=4k --size=4k --offset=0 --ioengine=io_uring --direct=1 \
+    --sync=dsync --buffer_pattern=0x$fua >"$W/probe.fio" 2>&1 || fail "probe FUA write: $(tail -3 "$W/probe.fio")"
+  fio --name=plain --filename=$PROBE --rw=write --bs=4k --size=4k --offset=8k --ioengine=io_uring --direct=1 \
+    --buffer_pattern=0x$plain >"$W/probe.fio" 2>&1 || fail "probe plain write: $(tail -3 "$W/probe.fio")"
+  echo "$fua $plain" >"$SHARE/probe"
+}
+probe_check() {
+  local fua plain
+  read -r fua plain <"$SHARE/probe" || fail "no probe record from the cut"
+  python3 - "$PROBE" "$fua" "$plain" <<'EOF' || fail "the drive model after the cut"
+import sys
+dev, fua, plain = sys.argv[1], bytes.fromhex(sys.argv[2]) * 1024, bytes.fromhex(sys.argv[3]) * 1024
+with open(dev, "rb") as f:
+    first = f.read(4096)
+    f.seek(8192)
+    beside = f.read(4096)
+assert first == fua, "a FUA write was lost at the cut: this drive model does not honour FUA"
+assert beside != plain, "a write with neither FUA nor a flush survived the cut: the cache is not volatile"
+print("probe drive: its FUA write survived the cut, the plain write beside it was lost")
+EOF
+}
+
 phase_cut() {
   echo 1 >/proc/sys/kernel/sysrq
   mkfs.ext4 -q -F $SYS && mkdir -p /srv/sys && mount $SYS /srv/sys || fail "system disk"
@@ -98,11 +134,11 @@ phase_cut() {
   local ids=() i
   for i in 0 1 2 3; do
     blkdiscard -z ${D[$i]} || fail "blkdiscard -z ${D[$i]}"
-    gp pd add ${D[$i]} --id pd$i >/dev/null || fail "pd add ${D[$i]}"
+    gp pd add ${P[$i]} --id pd$i >/dev/null || fail "pd add ${P[$i]}"
     ids+=(pd$i)
   done
   gp dg create --level 5 --strip 64K --name r5 --assume-zeroed "${ids[@]}" >/dev/null || fail "dg create"
-  gp pd add ${D[5]} --id pd5 >/dev/null || fail "pd add ${D[5]}"
+  gp pd add ${P[5]} --id pd5 >/dev/null || fail "pd add ${P[5]}"
   case $SCENARIO in
     degraded) gp pd fail pd1 >/dev/null || fail "pd fail pd1" ;;
     rebuilding)
@@ -146,6 +182,7 @@ phase_cut() {
     local rounds=$(gp --json stats | json 'int(next(g for g in d["groups"] if g["name"] == "r5").get("guard_flush_rounds", 0))')
     [ "$rounds" -gt 0 ] || fail "the write-hole guard never flushed before reusing log room ($rounds rounds)"
     log "write-hole guard: $rounds flush rounds before log room was reused"
+    probe_write
   fi
   cp -f "$T/daemon.log" "$SHARE/daemon-cut.log"
   log "cutting the power ($state, $CACHE caches): $tx transactions and $files files acknowledged, fio writing"
@@ -161,6 +198,7 @@ phase_cut() {
 }
 
 phase_check() {
+  [ "$CACHE" = volatile ] && probe_check
   mkdir -p /srv/sys && mount $SYS /srv/sys || fail "the system disk does not mount after the cut"
   start_daemon_on_sys
   local dev

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The power-loss lane: boots the guest (run.sh) with six emulated NVMe
-# drives whose images outlive the boot, runs guest-powerloss.sh's `cut`
+# The power-loss lane: boots the guest (run.sh) with seven emulated drives
+# whose images outlive the boot, runs guest-powerloss.sh's `cut`
 # phase (applications on a ublk RAID 5, then sysrq b: the power cut), boots
 # again on the same images and runs its `check` phase. Once per scenario
 # (the group's state at the cut), each from fresh drives:
 #   powerloss.sh BINDIR [normal] [degraded] [rebuilding]   (default: all three)
 # POWERLOSS_CACHE=volatile (default): the drives have volatile write caches
 # that the cut loses (run.sh VMLANE_VOLATILE: nbdkit's cache filter; the
-# host kills it, then qemu, when the guest asks); durable: the drives keep
-# every write they were given and the guest cuts with sysrq b.
+# host kills it, then qemu, when the guest asks) and are SCSI disks, whose
+# qemu model honours FUA (its NVMe model does not); durable: NVMe drives
+# that keep every write they were given, and the guest cuts with sysrq b.
 # Exit 77 (skip) only when qemu or the kernel package cannot be obtained.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +17,8 @@ bin=$(cd "${1:?BINDIR}" && pwd)
 shift
 scenarios=${*:-normal degraded rebuilding}
 cache=${POWERLOSS_CACHE:-volatile}
-case $cache in volatile) volatile=1 ;; durable) volatile=0 ;; *) echo "POWERLOSS_CACHE=volatile|durable" >&2; exit 2 ;; esac
+# Volatile caches need drives that honour FUA: SCSI disks (run.sh VMLANE_BUS).
+case $cache in volatile) volatile=1 bus=scsi ;; durable) volatile=0 bus=nvme ;; *) echo "POWERLOSS_CACHE=volatile|durable" >&2; exit 2 ;; esac
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 is not installed (scripts/setup.sh)"; exit 77; }
 rc=0
 "$here/kernel.sh" >/dev/null || rc=$?
@@ -26,7 +28,7 @@ rc=0
 dir=$(mktemp -d /tmp/gpuraid-powerloss-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 guest() {  # phase scenario: one boot running guest-powerloss.sh; its status
-  VMLANE_NVME=6 VMLANE_NVME_SIZE=128M VMLANE_TIMEOUT=${VMLANE_TIMEOUT:-600} VMLANE_DRIVES=$dir/drives \
+  VMLANE_NVME=7 VMLANE_BUS=$bus VMLANE_NVME_SIZE=128M VMLANE_TIMEOUT=${VMLANE_TIMEOUT:-600} VMLANE_DRIVES=$dir/drives \
     VMLANE_SHARE=$dir/share VMLANE_VOLATILE=$volatile VMLANE_CUT_FILE=$dir/share/cut-now "$here/run.sh" -- \
     bash -c "VMLANE_WORK=\$PWD/work VMLANE_RESULTS=$dir/share/results bash $here/guest-powerloss.sh $bin $1 $dir/share $2 $cache"
 }

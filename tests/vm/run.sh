@@ -5,18 +5,24 @@
 # vmlane0.., fresh sparse images) and runs COMMAND in it as root. The exit
 # status of COMMAND is passed through; 124: timed out; 125: the guest never
 # reported a status. Only the qemu this script started is ever killed.
-# VMLANE_NVME_OPTS: per-drive qemu nvme device options, one word per drive
+# VMLANE_NVME_OPTS: per-drive qemu drive device options (nvme or scsi-hd), one word per drive
 # in order ("-" = none), e.g. "- logical_block_size=4096,physical_block_size=4096".
 # VMLANE_SHARE=DIR (an existing host directory) is mounted read-write at the
 # same path in the guest, for results that outlive the run dir.
 # VMLANE_DRIVES=DIR (an existing host directory): the drive images live there
 # and are kept; an image already there is used as it is (the next boot of a
 # power-loss test sees what the last one left), a missing one is made fresh.
+# VMLANE_BUS=scsi: the drives are SCSI disks (virtio-scsi, scsi-hd with
+# DPO/FUA, target i for drive i, serial vmlaneI in VPD page 0x80) instead
+# of NVMe namespaces. qemu's NVMe model ignores the FUA bit (hw/nvme has no
+# FUA handling, 7.2 to 10.0): behind a volatile cache a FUA write it
+# acknowledges is not durable, which no real NVMe drive does; its SCSI disk
+# does what a drive must (the write, then a flush).
 # VMLANE_VOLATILE=1: each drive sits behind a volatile write cache that a
 # power cut really loses. nbdkit serves its image through the cache filter
 # (cache=writeback: a write stays in nbdkit's memory-backed cache until a
 # flush or FUA), qemu reaches it over NBD with cache=writeback, so the guest's
-# NVMe reports a volatile write cache and its flushes are NBD flushes.
+# drive reports a volatile write cache and its flushes are NBD flushes.
 # VMLANE_CUT_FILE=PATH (host path, e.g. in VMLANE_SHARE): when the guest
 # creates it, the power is cut: every nbdkit is killed (their unflushed
 # writes are gone), then qemu. run.sh then exits 125 (no status), as after
@@ -69,7 +75,10 @@ cd $run
 : >$run/started   # from here on a failure is the command's, not the boot's
 bash $run/cmd.sh </dev/null
 echo \$? >$run/status
-sync
+# The shared folders only: a global sync would wait for ever on a
+# filesystem whose device has no server left (a ublk device a failed step
+# left mounted).
+sync -f $run/status ${VMLANE_SHARE:+$VMLANE_SHARE}
 [ -n "${VMLANE_VERBOSE:-}" ] || echo 0 >/proc/sys/kernel/printk
 exec busybox poweroff -f
 EOS
@@ -82,6 +91,8 @@ if [ -n "${VMLANE_SHARE:-}" ]; then
 fi
 read -r -a dev_opts <<<"${VMLANE_NVME_OPTS:-}"
 volatile=${VMLANE_VOLATILE:-0}
+bus=${VMLANE_BUS:-nvme}
+case $bus in nvme|scsi) ;; *) echo "VMLANE_BUS=nvme|scsi" >&2; exit 2 ;; esac
 if [ "$volatile" = 1 ]; then
   command -v nbdkit >/dev/null || { echo "SKIP: VMLANE_VOLATILE needs nbdkit (scripts/setup.sh)" >&2; exit 77; }
 fi
@@ -139,8 +150,13 @@ boot() {
     else
       drives+=(-drive "file=$dir/nvme$i.img,if=none,id=nv$i,format=raw,cache=none,aio=threads")
     fi
-    drives+=(-device "nvme,serial=vmlane$i,drive=nv$i$extra")
+    if [ "$bus" = scsi ]; then
+      drives+=(-device "scsi-hd,bus=scsi0.0,channel=0,scsi-id=$i,lun=0,drive=nv$i,serial=vmlane$i,dpofua=on$extra")
+    else
+      drives+=(-device "nvme,serial=vmlane$i,drive=nv$i$extra")
+    fi
   done
+  [ "$bus" = scsi ] && drives=(-device virtio-scsi-pci,id=scsi0 "${drives[@]}")
   timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
     -nodefaults -net none -no-reboot -display none -serial stdio \
     -kernel "$kroot/boot/vmlinuz-$kver" -initrd "$initrd" \
