@@ -14,7 +14,7 @@ cleanup() {
     kill -TERM "$DPID"
     local _
     for _ in $(seq 600); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$DPID" 2>/dev/null
+    kill -KILL "$DPID" 2>/dev/null || true
     wait "$DPID" || true
   fi
   rm -rf "$T"
