@@ -34,7 +34,8 @@ WriteIntent::WriteIntent(uint64_t regions, uint64_t region_bytes, uint32_t strip
                          std::function<std::vector<BitmapCopy>()> writable, uint32_t shards)
     : regions_(regions), region_bytes_(region_bytes), strip_(strip_bytes), writable_(std::move(writable)),
       bits_((regions + 7) / 8, 0),
-      dirty_(new std::atomic<uint8_t>[regions]()), last_ns_(new std::atomic<uint64_t>[regions]()),
+      dirty_(new std::atomic<uint8_t>[regions]()), touched_(new std::atomic<uint8_t>[regions]()),
+      last_ns_(new std::atomic<uint64_t>[regions]()),
       suspect_(new std::atomic<uint8_t>[regions]()), missed_(new std::atomic<uint8_t>[regions]()) {
   if (region_bytes % strip_bytes == 0 && std::has_single_bit(region_bytes / strip_bytes))
     region_shift_ = std::countr_zero(region_bytes / strip_bytes);
@@ -170,10 +171,8 @@ uint64_t WriteIntent::begin_wait(uint64_t stripe, uint32_t reactor) {
 
 void WriteIntent::end(uint64_t stripe, uint32_t reactor) {
   const uint64_t r = region_of_stripe(stripe);
-  // For the idle rule only (seconds). Stored when the tick moved, so that
-  // the line stays shared between reactors most of the time.
-  const uint64_t now = mono_coarse_ns();
-  if (last_ns_[r].load(std::memory_order_relaxed) != now) last_ns_[r].store(now, std::memory_order_relaxed);
+  // For the idle rule only (seconds): clear_idle() dates it.
+  if (!touched_[r].load(std::memory_order_relaxed)) touched_[r].store(1, std::memory_order_relaxed);
   // After the member writes, so that a write which skipped a member gone
   // missing meanwhile (tracking is on before that member counts as failed)
   // is recorded; before the count drops, so clear_idle sees it.
@@ -191,6 +190,8 @@ WriteIntent::ClearResult WriteIntent::clear_idle(uint64_t idle_ns, const std::fu
   const uint64_t now = mono_ns();
   std::vector<uint64_t> cleared;
   for (uint64_t r = 0; r < regions_; r++) {
+    if (touched_[r].load(std::memory_order_relaxed) && touched_[r].exchange(0, std::memory_order_relaxed))
+      last_ns_[r].store(now, std::memory_order_relaxed);
     if (!dirty_[r].load() || suspect_[r].load() || missed_[r].load() == kMissedKeptDirty ||
         now - last_ns_[r].load() < idle_ns)
       continue;

@@ -143,6 +143,12 @@ class WriteIntent {
   bool any_inflight(uint64_t r) const;
   std::vector<std::unique_ptr<std::atomic<uint32_t>[]>> inflight_;  // [shard][region]
   std::unique_ptr<std::atomic<uint8_t>[]> dirty_;  // 1: the bit is set on disk
+  // The idle rule's clock, without a clock read per write: end() raises
+  // touched_ (a store only when it was down, so that the line stays shared
+  // between reactors), clear_idle() turns a raised flag into "written at
+  // this scan" in last_ns_ (at most one scan late: a region clears later,
+  // never earlier).
+  std::unique_ptr<std::atomic<uint8_t>[]> touched_;
   std::unique_ptr<std::atomic<uint64_t>[]> last_ns_;
   std::unique_ptr<std::atomic<uint8_t>[]> suspect_;
   std::atomic<uint64_t> suspect_count_{0};

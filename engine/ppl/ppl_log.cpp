@@ -99,6 +99,7 @@ struct alignas(64) PplLog::PerReactor {
   bool flushing = false;
   Task flush_task;  // another reactor asks for a round (a batch waits for room)
   std::vector<Op*> scratch;
+  std::vector<Batch*> spare;  // free batches this reactor took from free_ in one go
 };
 
 PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq)
@@ -181,27 +182,35 @@ void PplLog::lock() {
     while (busy_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
 }
 
-PplLog::Batch* PplLog::take_batch(uint32_t reactor) {
-  lock();
-  Batch* b;
-  if (free_.empty()) {
-    all_.push_back(std::make_unique<Batch>());
-    b = all_.back().get();
-    b->log = this;
-    b->task.arg = b;
-    b->task.run = [](Task* t) {
-      auto* x = static_cast<Batch*>(t->arg);
-      PerReactor& pr = *x->log->reactors_[x->reactor];
-      x->log->write_pieces(x);
-      pr.outstanding.fetch_sub(1, std::memory_order_release);
-    };
-  } else {
-    b = free_.back();
-    free_.pop_back();
+// Free batches go back to the shared list (durable() frees them under the
+// lock, on whichever reactor retires them); a reactor takes several at a
+// time into its own spares, so that most batches cost no lock to open.
+PplLog::Batch* PplLog::take_batch(PerReactor& pr) {
+  constexpr size_t kTakeAtOnce = 8;
+  if (pr.spare.empty()) {
+    lock();
+    const size_t n = std::min(free_.size(), kTakeAtOnce);
+    pr.spare.insert(pr.spare.end(), free_.end() - std::ptrdiff_t(n), free_.end());
+    free_.resize(free_.size() - n);
+    if (pr.spare.empty()) {
+      all_.push_back(std::make_unique<Batch>());
+      Batch* b = all_.back().get();
+      b->log = this;
+      b->task.arg = b;
+      b->task.run = [](Task* t) {
+        auto* x = static_cast<Batch*>(t->arg);
+        PerReactor& owner = *x->log->reactors_[x->reactor];
+        x->log->write_pieces(x);
+        owner.outstanding.fetch_sub(1, std::memory_order_release);
+      };
+      pr.spare.push_back(b);
+    }
+    unlock();
   }
-  unlock();
+  Batch* b = pr.spare.back();
+  pr.spare.pop_back();
   b->reset();
-  b->reactor = reactor;
+  b->reactor = pr.id;
   return b;
 }
 
@@ -219,7 +228,7 @@ bool PplLog::fits(const Batch* b, const Op* op) const {
 void PplLog::join(Op* op) {
   PerReactor& pr = *reactors_[op->home->id()];
   if (pr.open && !fits(pr.open, op)) issue_open(pr);  // full: it goes now, a new one opens
-  if (!pr.open) pr.open = take_batch(pr.id);
+  if (!pr.open) pr.open = take_batch(pr);
   Batch* b = pr.open;
   for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
     const WriteCtx::PplRow& row = op->w.ppl_rows[i];
@@ -243,9 +252,7 @@ void PplLog::issue_open(PerReactor& pr) {
   pr.open = nullptr;
   if (!b) return;
   if (b->ops.empty()) {  // nothing joined after all
-    lock();
-    free_.push_back(b);
-    unlock();
+    pr.spare.push_back(b);
     return;
   }
   const uint32_t k = vol_.geometry().data_strips();

@@ -81,7 +81,7 @@ class PplLog {
     std::deque<Piece> pieces;
   };
 
-  Batch* take_batch(uint32_t reactor);
+  Batch* take_batch(PerReactor& pr);
   bool fits(const Batch* b, const Op* op) const;
   void issue_open(PerReactor& pr);
   bool place(Batch* b);        // under mu_: room for every piece
