@@ -3,7 +3,10 @@
 # that needs a GPU or a VM): scripts/sanitize.sh [asan|tsan|all] (default all).
 #   asan: AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer (preset asan, build-asan/),
 #         the daemon too: the NBD transmission and gRPC API fuzzers run against a sanitized
-#         gpuraidd (ctest daemon_nbd_fuzz_tx, api_fuzz; issue 19); GPURAID_SANITIZE_DAEMON=0 skips them
+#         gpuraidd (ctest daemon_nbd_fuzz_tx, api_fuzz; issue 19), then every daemon e2e script
+#         (ctest daemon_*: the CLI, nbdcopy, openssl... against a sanitized gpuraidd: gRPC, NBD and
+#         its TLS pumps, the event hook and log, rebuilds, hot replace, import, two daemons;
+#         GPURAID_ASAN_E2E=0 leaves them out); GPURAID_SANITIZE_DAEMON=0 skips all of that
 #   tsan: ThreadSanitizer, engine only (preset tsan, build-tsan/)
 # Every sanitizer stops the test at its first report and fails it. Suppressions
 # (scripts/sanitize/*.supp) are for third-party code only, each with its reason.
@@ -76,7 +79,13 @@ for lane in "${lanes[@]}"; do
     grep -h -E '^(fuzz-tx|api_fuzz): ' "$dir/Testing/Temporary/LastTest.log" || true
     echo "sanitize.sh: $lane: daemon fuzzers $((SECONDS - fuzz)) s"
     echo "$lane: daemon fuzzers                $((SECONDS - fuzz)) s" >>"${GPURAID_TIMES:-/dev/null}"
+    if [[ ${GPURAID_ASAN_E2E:-1} == 1 ]]; then
+      e2e=$SECONDS
+      ctest --test-dir "$dir" --output-on-failure -j"$par" -L '^e2e$' -R '^daemon_' -E '^daemon_nbd_fuzz_tx$'
+      echo "sanitize.sh: $lane: daemon e2e scripts $((SECONDS - e2e)) s"
+      echo "$lane: daemon e2e scripts            $((SECONDS - e2e)) s" >>"${GPURAID_TIMES:-/dev/null}"
+    fi
   fi
   echo "sanitize.sh: $lane: build $((built - start)) s, tests $((SECONDS - built)) s"
-  echo "$lane: build $((built - start)) s, unit+model tests and fuzzers $((SECONDS - built)) s" >>"${GPURAID_TIMES:-/dev/null}"
+  echo "$lane: build $((built - start)) s, unit+model tests, fuzzers, e2e $((SECONDS - built)) s" >>"${GPURAID_TIMES:-/dev/null}"
 done
