@@ -6,7 +6,8 @@
 #         gpuraidd (ctest daemon_nbd_fuzz_tx, api_fuzz; issue 19), then every daemon e2e script
 #         (ctest daemon_*: the CLI, nbdcopy, openssl... against a sanitized gpuraidd: gRPC, NBD and
 #         its TLS pumps, the event hook and log, rebuilds, hot replace, import, two daemons;
-#         GPURAID_ASAN_E2E=0 leaves them out); GPURAID_SANITIZE_DAEMON=0 skips all of that
+#         GPURAID_ASAN_E2E=0 leaves them out, a ctest -R pattern runs those it names);
+#         GPURAID_SANITIZE_DAEMON=0 skips all of that
 #   tsan: ThreadSanitizer, engine only (preset tsan, build-tsan/)
 # Every sanitizer stops the test at its first report and fails it. Suppressions
 # (scripts/sanitize/*.supp) are for third-party code only, each with its reason.
@@ -79,9 +80,11 @@ for lane in "${lanes[@]}"; do
     grep -h -E '^(fuzz-tx|api_fuzz): ' "$dir/Testing/Temporary/LastTest.log" || true
     echo "sanitize.sh: $lane: daemon fuzzers $((SECONDS - fuzz)) s"
     echo "$lane: daemon fuzzers                $((SECONDS - fuzz)) s" >>"${GPURAID_TIMES:-/dev/null}"
-    if [[ ${GPURAID_ASAN_E2E:-1} == 1 ]]; then
+    if [[ ${GPURAID_ASAN_E2E:-1} != 0 ]]; then
       e2e=$SECONDS
-      ctest --test-dir "$dir" --output-on-failure -j"$par" -L '^e2e$' -R '^daemon_' -E '^daemon_nbd_fuzz_tx$'
+      pattern=${GPURAID_ASAN_E2E:-1}
+      [[ $pattern == 1 ]] && pattern='^daemon_'
+      ctest --test-dir "$dir" --output-on-failure -j"$par" -L '^e2e$' -R "$pattern" -E '^daemon_nbd_fuzz_tx$'
       echo "sanitize.sh: $lane: daemon e2e scripts $((SECONDS - e2e)) s"
       echo "$lane: daemon e2e scripts            $((SECONDS - e2e)) s" >>"${GPURAID_TIMES:-/dev/null}"
     fi
