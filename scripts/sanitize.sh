@@ -80,11 +80,10 @@ for lane in "${lanes[@]}"; do
     grep -h -E '^(fuzz-tx|api_fuzz): ' "$dir/Testing/Temporary/LastTest.log" || true
     echo "sanitize.sh: $lane: daemon fuzzers $((SECONDS - fuzz)) s"
     echo "$lane: daemon fuzzers                $((SECONDS - fuzz)) s" >>"${GPURAID_TIMES:-/dev/null}"
-    if [[ ${GPURAID_ASAN_E2E:-1} != 0 ]]; then
+    e2e_pattern=${GPURAID_ASAN_E2E:-^daemon_}
+    if [[ $e2e_pattern != 0 ]]; then
       e2e=$SECONDS
-      pattern=${GPURAID_ASAN_E2E:-1}
-      [[ $pattern == 1 ]] && pattern='^daemon_'
-      ctest --test-dir "$dir" --output-on-failure -j"$par" -L '^e2e$' -R "$pattern" -E '^daemon_nbd_fuzz_tx$'
+      ctest --test-dir "$dir" --output-on-failure -j"$par" -L '^e2e$' -R "$e2e_pattern" -E '^daemon_nbd_fuzz_tx$'
       echo "sanitize.sh: $lane: daemon e2e scripts $((SECONDS - e2e)) s"
       echo "$lane: daemon e2e scripts            $((SECONDS - e2e)) s" >>"${GPURAID_TIMES:-/dev/null}"
     fi

@@ -7,14 +7,19 @@ SOCK=$T/gpuraid.sock
 export GPURAID_SOCKET=$SOCK
 DPID=
 
+# gone_within PID SECONDS: whether PID has exited within SECONDS.
+gone_within() {
+  local _
+  for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  ! kill -0 "$1" 2>/dev/null
+}
+
 # A script that failed must still end: a daemon that does not stop within
 # 60 s of SIGTERM (a mounted device it serves, say) is killed.
 cleanup() {
   if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
     kill -TERM "$DPID"
-    local _
-    for _ in $(seq 600); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$DPID" 2>/dev/null || true
+    gone_within "$DPID" 60 || kill -KILL "$DPID" 2>/dev/null || true
     wait "$DPID" || true
   fi
   rm -rf "$T"
@@ -52,9 +57,8 @@ start_daemon() {
 # rather than as the test's timeout with nothing to go on.
 stop_daemon() {
   kill -TERM "$DPID"
-  local i rc=0
-  for i in $(seq $((${DAEMON_STOP_S:-60} * 10))); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$DPID" 2>/dev/null; then
+  local rc=0
+  if ! gone_within "$DPID" "${DAEMON_STOP_S:-60}"; then
     echo "--- gpuraidd did not stop within ${DAEMON_STOP_S:-60} s of SIGTERM; its threads:" >&2
     if command -v gdb >/dev/null; then
       timeout 60 gdb -p "$DPID" -batch -ex "thread apply all bt" 2>&1 | grep -E "^Thread|^#" | head -300 >&2

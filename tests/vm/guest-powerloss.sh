@@ -103,12 +103,15 @@ EOF
 # plain write beside it that nothing flushes. After the cut the first must
 # be there (else acknowledged data is lost by the model, not by gpuraidd)
 # and the second gone (else the cache was not volatile).
+probe_fio() {  # NAME OFFSET PATTERN [FIO OPTION...]: one 4 KiB write of PATTERN (hex) to the probe
+  fio --name="$1" --filename=$PROBE --rw=write --bs=4k --size=4k --offset="$2" --ioengine=io_uring --direct=1 \
+    --buffer_pattern=0x"$3" "${@:4}" >"$W/probe.fio" 2>&1 || fail "probe $1 write: $(tail -3 "$W/probe.fio")"
+}
 probe_write() {
+  # Patterns of 4 random bytes, the first fixed (not 00: fio reads the hex as a number).
   local fua=a5$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n') plain=5a$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-  fio --name=fua --filename=$PROBE --rw=write --bs=4k --size=4k --offset=0 --ioengine=io_uring --direct=1 \
-    --sync=dsync --buffer_pattern=0x$fua >"$W/probe.fio" 2>&1 || fail "probe FUA write: $(tail -3 "$W/probe.fio")"
-  fio --name=plain --filename=$PROBE --rw=write --bs=4k --size=4k --offset=8k --ioengine=io_uring --direct=1 \
-    --buffer_pattern=0x$plain >"$W/probe.fio" 2>&1 || fail "probe plain write: $(tail -3 "$W/probe.fio")"
+  probe_fio fua 0 "$fua" --sync=dsync
+  probe_fio plain 8k "$plain"
   echo "$fua $plain" >"$SHARE/probe"
 }
 probe_check() {
