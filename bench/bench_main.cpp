@@ -39,9 +39,11 @@ int fail_usage(const std::string& msg) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"gpuraid-bench: in-process RAID load generator (compare against the raw member drives)"};
-  app.add_option("--level", o.level, "RAID level: 0, 1, 10, 5, 6, ec")->capture_default_str();
+  app.add_option("--level", o.level, "RAID level: 0, 1, 10, 5, 6, ec, draid5, draid6")->capture_default_str();
   app.add_option("--members", o.members, "number of member drives")->capture_default_str();
   app.add_option("--parity", o.parity, "parity members m for --level ec (1..4)");
+  app.add_option("--data", o.data, "draid5/draid6: data strips per stripe (D of D+P)");
+  app.add_option("--distributed-spares", o.spares, "draid5/draid6: distributed spare strips per row, at least");
   app.add_option("--strip", o.strip, "strip size, 4K..1M")->capture_default_str();
   app.add_option("--drive-type", o.drive_type, "mem, null, file, block or nvme-char (NVMe passthrough on /dev/ngXnY)")->capture_default_str();
   app.add_option("--drive-size", o.drive_size, "size of each mem/null/new file drive")->capture_default_str();
@@ -100,7 +102,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   Level level;
-  if (!parse_level(o.level, &level)) return fail_usage("unknown --level '" + o.level + "' (0, 1, 10, 5, 6, ec)");
+  if (!parse_level(o.level, &level)) return fail_usage("unknown --level '" + o.level + "' (" + level_numbers() + ")");
   DriveType dt;
   if (!parse_drive_type(o.drive_type, &dt)) return fail_usage("unknown --drive-type '" + o.drive_type + "'");
   Rw rw;
@@ -186,14 +188,14 @@ int main(int argc, char** argv) {
   w.iodepth = o.iodepth;
   w.rate_iops = o.rate_iops / o.threads;
   if (o.state == "rebuilding") {
-    RebuildSetup rs{level, o.parity, uint32_t(strip), rebuild_rate, rebuild_min};
+    RebuildSetup rs{level, o.parity, uint32_t(strip), {o.data, o.spares}, rebuild_rate, rebuild_min};
     int rc = run_rebuild_mode(*engine, std::move(drives), rs, w, o, backend_name);
     cleanup();
     return rc;
   }
   Geometry g;
   std::string note;
-  if (!Volume::fit_geometry(level, o.parity, uint32_t(strip), members, 0, &g, &note, &err)) {
+  if (!Volume::fit_geometry(level, o.parity, uint32_t(strip), members, 0, &g, &note, &err, 0, {o.data, o.spares})) {
     cleanup();
     return fail_usage(err);
   }
@@ -209,7 +211,8 @@ int main(int argc, char** argv) {
   if (guard) {
     ppl_layout = PplLayout::for_new_group(g.strip_bytes, g.member_data_bytes, 0);
     if (!Geometry::make(g.level, g.members, g.level == Level::EC ? g.parity : 0, g.strip_bytes,
-                        (g.member_data_bytes - ppl_layout.bytes()) / g.strip_bytes * g.strip_bytes, &g, &err))
+                        (g.member_data_bytes - ppl_layout.bytes()) / g.strip_bytes * g.strip_bytes, &g, &err,
+                        g.subgroups, g.declustered))
       return fail_usage(err);
     ppl_layout.offset = g.member_data_bytes;
   }

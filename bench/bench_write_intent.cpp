@@ -9,7 +9,7 @@ namespace gpuraid {
 
 bool BenchWriteIntent::attach(Engine& e, Volume& vol, std::string* err) {
   const Geometry& g = vol.geometry();
-  const uint64_t bytes = g.member_data_bytes * g.subgroups;
+  const uint64_t bytes = g.stripes() * g.strip_bytes;
   uint64_t region = 0;
   if (!WriteIntent::pick_region(GroupConfig{}.bitmap_region_bytes, g.strip_bytes, bytes, &region, err)) return false;
   const uint64_t regions = (bytes + region - 1) / region;

@@ -142,6 +142,7 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   GroupConfig cfg;
   cfg.level = rs.level;
   cfg.parity = rs.parity;
+  cfg.declustered = rs.declustered;
   cfg.strip_bytes = rs.strip;
   cfg.assume_zeroed = true;
   cfg.force = true;  // the bench's own fresh drives

@@ -15,6 +15,7 @@ namespace gpuraid::bench {
 struct RebuildSetup {
   Level level;
   uint32_t parity, strip;
+  DeclusteredShape declustered;  // draid5/6
   uint64_t rate_bytes_s;      // rebuild rate limit, 0 = unlimited
   uint64_t min_rate_bytes_s;  // held to this while the foreground runs, 0 = not held
 };

@@ -24,6 +24,7 @@ struct Options {
   // and --drive-iops set both directions; --drive-read-*/--drive-write-* one.
   std::string drive_bw, drive_read_bw, drive_write_bw, drive_iops, drive_read_iops, drive_write_iops;
   DriveLimits limits;  // parsed from those
+  uint32_t data = 0, spares = 0;  // draid5/6: --data, --spares
   uint32_t members = 4, parity = 0, rwmixread = 70, iodepth = 32, threads = 1, fail = 0, runs = 1;
   uint64_t rate_iops = 0;
   uint32_t write_gather_us = EngineConfig{}.write_gather_us;

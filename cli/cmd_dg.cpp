@@ -171,18 +171,21 @@ void add_dg_commands(Cli& c) {
     struct A {
       std::vector<std::string> drives, spares;
       std::string level, strip = "64K", name;
-      uint32_t parity = 0, subgroups = 0;
+      uint32_t parity = 0, subgroups = 0, data = 0, dspares = 0;
       bool force = false, zeroed = false;
       std::string guard = "on";
     };
     auto a = std::make_shared<A>();
     auto* s = dg->add_subcommand("create", "create a drive group over free drives");
     s->add_option("drives", a->drives, "member drives (PD ids), in member order")->required();
-    s->add_option("--level", a->level, "RAID level: 0, 1, 10, 5, 6, ec, 50, 60")->required()
-        ->check(CLI::IsMember({"0", "1", "10", "5", "6", "ec", "50", "60"}));
+    s->add_option("--level", a->level, "RAID level: 0, 1, 10, 5, 6, ec, 50, 60, draid5, draid6")->required()
+        ->check(CLI::IsMember({"0", "1", "10", "5", "6", "ec", "50", "60", "draid5", "draid6"}));
     s->add_option("--parity", a->parity, "ec only: parity strips per stripe (1..4)");
     s->add_option("--subgroups", a->subgroups,
                   "50 and 60 only: RAID 5 / RAID 6 sub-groups striped over (members divide into them)");
+    s->add_option("--data", a->data, "draid5 and draid6 only: data strips per stripe (D of D+P, at least 2)");
+    s->add_option("--distributed-spares", a->dspares,
+                  "draid5 and draid6 only: spare strips every row keeps, spread over all members (at least 1)");
     s->add_option("--strip", a->strip, "strip size (4K..1M, power of two)")->capture_default_str()->check(kSize);
     s->add_option("--name", a->name, "group name (default dgN)");
     s->add_option("--spare", a->spares, "dedicated spare drive (repeatable)");
@@ -200,6 +203,8 @@ void add_dg_commands(Cli& c) {
         q.set_level(l);
         q.set_parity(a->parity);
         q.set_subgroups(a->subgroups);
+        q.set_declustered_data(a->data);
+        q.set_declustered_spares(a->dspares);
         // One rule for every bad strip size, checked here (usage: exit 2):
         // 0 is no "default", and 2M is as wrong as 1T.
         const uint64_t strip = size_arg(a->strip);

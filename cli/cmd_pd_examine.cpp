@@ -81,6 +81,8 @@ nlohmann::json to_json(const Superblock& sb) {
           {"members", sb.members},
           {"parity", sb.parity},
           {"subgroups", sb.subgroups},
+          {"declustered_data", sb.declustered.data},
+          {"declustered_spares", sb.declustered.spares},
           {"strip_bytes", sb.strip_bytes},
           {"data_offset", sb.data_offset},
           {"member_data_bytes", sb.member_data_bytes},

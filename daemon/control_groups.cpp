@@ -46,6 +46,8 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_level(r.level());
   out->set_parity(r.parity());
   out->set_subgroups(r.subgroups());
+  out->set_declustered_data(r.declustered_data());
+  out->set_declustered_spares(r.declustered_spares());
   out->set_strip_bytes(r.strip_bytes());
   out->set_note(gr.note);
   out->set_rebuild_rate_bytes_s(r.rebuild_rate_bytes_s());
@@ -76,6 +78,8 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   const Geometry& geo = g.volume().geometry();
   out->set_parity(geo.parity);
   if (geo.subgroups > 1) out->set_subgroups(geo.subgroups);
+  out->set_declustered_data(geo.declustered.data);
+  out->set_declustered_spares(geo.declustered.spares);
   out->set_geometry(geo.describe());
   out->set_capacity_bytes(g.volume().size_bytes());
   out->set_free_bytes(g.volume().size_bytes() - group_used_bytes(r.name()));
@@ -219,6 +223,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   }
   cfg.parity = q.parity();
   cfg.subgroups = q.subgroups();  // checked with the members by Geometry::make
+  cfg.declustered = {q.declustered_data(), q.declustered_spares()};  // as the sub-groups
   cfg.strip_bytes = q.strip_bytes() ? q.strip_bytes() : 64 * 1024;
   if (cfg.strip_bytes < kMinStrip || cfg.strip_bytes > kMaxStrip || (cfg.strip_bytes & (cfg.strip_bytes - 1)))
     return invalid("the strip size " + std::to_string(q.strip_bytes()) +
@@ -251,7 +256,7 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   Geometry geo;
   std::string err, note;
   if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, DriveGroup::metadata_bytes(), &geo, &note,
-                            &err, cfg.subgroups))
+                            &err, cfg.subgroups, cfg.declustered))
     return invalid(err);
   if (name.empty()) name = next_id("dg", &next_group_, &ControlPlane::group_taken);
   cfg.name = name;
@@ -278,6 +283,8 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
   gr.r.set_level(q.level());
   gr.r.set_parity(geo.parity);
   if (geo.subgroups > 1) gr.r.set_subgroups(geo.subgroups);
+  gr.r.set_declustered_data(geo.declustered.data);
+  gr.r.set_declustered_spares(geo.declustered.spares);
   gr.r.set_strip_bytes(cfg.strip_bytes);
   gr.g = std::move(g);
   gr.note = note;

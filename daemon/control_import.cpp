@@ -94,6 +94,8 @@ grpc::Status ControlPlane::import_group(const v1::ImportGroupRequest& q, v1::Imp
   gr.r.set_level(level_to_api(top.m.cfg.level));
   gr.r.set_parity(top.m.cfg.parity);
   if (top.m.cfg.subgroups > 1) gr.r.set_subgroups(top.m.cfg.subgroups);
+  gr.r.set_declustered_data(top.m.cfg.declustered.data);
+  gr.r.set_declustered_spares(top.m.cfg.declustered.spares);
   gr.r.set_strip_bytes(top.m.cfg.strip_bytes);
   std::vector<std::string> members(top.m.members);
   for (size_t i = 0; i < found.size(); i++) {

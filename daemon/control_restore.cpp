@@ -140,6 +140,7 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
   hint.cfg.name = name;
   hint.cfg.parity = gr.r.parity();
   hint.cfg.subgroups = gr.r.subgroups();
+  hint.cfg.declustered = {gr.r.declustered_data(), gr.r.declustered_spares()};
   hint.cfg.strip_bytes = gr.r.strip_bytes();
   hint.uuid = gr.r.uuid();
   hint.force = force;

@@ -98,6 +98,7 @@ bool DriveGroup::read_member(Drive& d, MemberOnDisk* out, std::string* why) {
   out->cfg.parity = r.sb.parity;  // parity rows, as the registry records them
   out->cfg.strip_bytes = r.sb.strip_bytes;
   out->cfg.subgroups = r.sb.subgroups > 1 ? r.sb.subgroups : 0;
+  out->cfg.declustered = r.sb.declustered;
   out->cfg.name = r.sb.name;
   out->slot = r.sb.slot;
   out->members = r.sb.members;

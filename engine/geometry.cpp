@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/invariant.h"
+#include "engine/levels/declustered_map.h"
 #include "engine/levels/level.h"
 
 namespace gpuraid {
@@ -26,7 +27,8 @@ static bool fail(std::string* err, const std::string& msg) {
 void Geometry::not_built() { GPR_ASSERT(false, "Geometry not built by Geometry::make()"); }
 
 bool Geometry::make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
-                    uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups) {
+                    uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups,
+                    DeclusteredShape declustered) {
   const LevelLayout& unit = level_layout(level);
   const LevelDescription& d = unit.description();
   Geometry g;
@@ -64,6 +66,20 @@ bool Geometry::make(Level level, uint32_t members, uint32_t ec_parity, uint32_t 
   } else if (subgroups > 1) {
     return fail(err, std::string(d.name) + " has no sub-groups; --subgroups applies to raid50 and raid60 only");
   }
+  if (d.declustered) {
+    if (declustered.data < 2)
+      return fail(err, std::string(d.name) + " needs its stripe's data strips (--data, at least 2)");
+    if (declustered.spares < 1)
+      return fail(err, std::string(d.name) + " keeps distributed spare room: give its spares (--spares, at least 1)");
+    std::string why;
+    g.map_ = DeclusteredMap::shared(members, declustered.data, g.parity, declustered.spares, &why);
+    if (!g.map_) return fail(err, std::string(d.name) + ": " + why);
+    g.declustered = declustered;
+    g.row_stripes_ = g.map_->stripes_per_row();
+  } else if (declustered.data || declustered.spares) {
+    return fail(err, std::string(d.name) + " is not declustered; --data and --spares apply to draid5 and draid6 only");
+  }
+  if (d.min_group_members) g.row_stripes_ = g.subgroups;
   const uint32_t min_members = std::max(d.min_members, g.parity + 1);
   if (members < min_members)
     return fail(err, std::string(d.name) + " needs at least " + std::to_string(min_members) + " members, got " +
@@ -108,6 +124,7 @@ std::string Geometry::describe() const {
   o << level_name(level) << " " << data_strips() << "+" << (is_mirror() ? 0 : parity)
     << " members=" << members;
   if (subgroups > 1) o << " subgroups=" << subgroups;
+  if (map_) o << " spares/row=" << map_->spares_per_row() << " stripes/row=" << row_stripes_;
   o << " strip=" << strip_bytes / 1024 << "KiB"
     << " capacity=" << capacity_bytes() / (1024 * 1024) << "MiB";
   return o.str();

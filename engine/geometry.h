@@ -20,6 +20,16 @@ constexpr uint32_t kMaxStrip = 1u << 20;
 constexpr uint32_t kMaxMembers = 64;         // failure masks are uint64_t
 constexpr uint32_t kMaxParity = 4;           // ec m
 
+class DeclusteredMap;
+// A declustered group's stripe shape (draid5/6): D data strips per stripe
+// (its P parity strips are the level's) and the spare strips every row keeps
+// at least. Zero for every other level.
+struct DeclusteredShape {
+  uint32_t data = 0;
+  uint32_t spares = 0;
+  bool operator==(const DeclusteredShape& o) const { return data == o.data && spares == o.spares; }
+};
+
 struct Geometry {
   Level level = Level::R5;
   uint32_t members = 0;        // n
@@ -27,13 +37,15 @@ struct Geometry {
   uint32_t strip_bytes = 0;
   uint64_t member_data_bytes = 0;  // usable bytes per member, multiple of strip
   uint32_t subgroups = 1;      // raid50/60: G sub-groups of members/G; 1 otherwise
+  DeclusteredShape declustered;  // draid5/6 only
 
   // Builds and validates a geometry. member_bytes is the smallest member's
   // usable size; it is rounded down to a whole number of strips. subgroups:
   // G for raid50/60 (required there), 0 or 1 for the others. On error
   // returns false and says why in *err.
   static bool make(Level level, uint32_t members, uint32_t ec_parity, uint32_t strip_bytes,
-                   uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups = 0);
+                   uint64_t member_bytes, Geometry* out, std::string* err, uint32_t subgroups = 0,
+                   DeclusteredShape declustered = {});
 
   // The level's unit and its description.
   const LevelLayout& layout() const {
@@ -57,16 +69,21 @@ struct Geometry {
     return mirror_;
   }
   bool has_parity() const { return parity > 0; }
-  uint64_t stripes() const { return member_data_bytes / strip_bytes * subgroups; }
-  // Members per sub-group, and a stripe's row within its sub-group (raid50/60;
-  // the whole group and the stripe itself otherwise).
+  uint64_t stripes() const { return member_data_bytes / strip_bytes * row_stripes_; }
+  // Stripes side by side in one row of strips (one strip per member at one
+  // member offset): raid50/60 G, declustered levels the map's k, 1 otherwise.
+  uint32_t row_stripes() const { return row_stripes_; }
+  // Members per sub-group (raid50/60; the whole group otherwise), and a
+  // stripe's row: the member offset of its strips is row x strip.
   uint32_t group_members() const { return group_members_; }
   uint64_t group_row(uint64_t stripe) const {
-    // A branch, not x / 1: GCC folds `subgroups == 1 ? x : x / subgroups` into
-    // the division, which every member I/O's offset then waited for.
-    if (__builtin_expect(subgroups == 1, 1)) return stripe;
-    return stripe / subgroups;
+    // A branch, not x / 1: GCC folds `row_stripes_ == 1 ? x : x / row_stripes_`
+    // into the division, which every member I/O's offset then waited for.
+    if (__builtin_expect(row_stripes_ == 1, 1)) return stripe;
+    return stripe / row_stripes_;
   }
+  // The placement map of a declustered level (declustered_map.h).
+  const DeclusteredMap& map() const { return *map_; }
   uint64_t stripe_data_bytes() const { return uint64_t(data_strips()) * strip_bytes; }
   uint64_t capacity_bytes() const { return stripes() * stripe_data_bytes(); }
 
@@ -104,6 +121,8 @@ struct Geometry {
   uint32_t data_strips_ = 0;
   uint32_t copies_ = 1;
   uint32_t group_members_ = 0;
+  uint32_t row_stripes_ = 1;
+  const DeclusteredMap* map_ = nullptr;  // shared, lives as long as the process
   bool mirror_ = false;
 };
 

@@ -28,7 +28,8 @@ Volume::~Volume() {
 
 bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
                           const std::vector<Drive*>& members, uint64_t data_offset, Geometry* out,
-                          std::string* note, std::string* err, uint32_t subgroups) {
+                          std::string* note, std::string* err, uint32_t subgroups,
+                          DeclusteredShape declustered) {
   if (members.empty()) {
     *err = "no members given";
     return false;
@@ -45,7 +46,7 @@ bool Volume::fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
     return false;
   }
   if (!Geometry::make(level, uint32_t(members.size()), ec_parity, strip_bytes, smallest - data_offset,
-                      out, err, subgroups))
+                      out, err, subgroups, declustered))
     return false;
   if (note) {
     note->clear();

@@ -56,7 +56,8 @@ class Volume {
   // and *note says so when members differ.
   static bool fit_geometry(Level level, uint32_t ec_parity, uint32_t strip_bytes,
                            const std::vector<Drive*>& members, uint64_t data_offset, Geometry* out,
-                           std::string* note, std::string* err, uint32_t subgroups = 0);
+                           std::string* note, std::string* err, uint32_t subgroups = 0,
+                           DeclusteredShape declustered = {});
 
   const Geometry& geometry() const { return geo_; }
   const Codec& codec() const { return codec_; }

@@ -135,7 +135,8 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   for (auto& d : members) ptrs.push_back(d.get());
   Geometry g;
   std::string note;
-  if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, kMetadataBytes, &g, &note, err, cfg.subgroups))
+  if (!Volume::fit_geometry(cfg.level, cfg.parity, cfg.strip_bytes, ptrs, kMetadataBytes, &g, &note, err, cfg.subgroups,
+                            cfg.declustered))
     return nullptr;
   // Write-hole guard: its log slots after the member data (parity levels).
   PplLayout ppl;
@@ -145,13 +146,13 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
     ppl = PplLayout::for_new_group(g.strip_bytes, g.member_data_bytes, 0);
     const uint64_t data = g.member_data_bytes > ppl.bytes() ? g.member_data_bytes - ppl.bytes() : 0;
     if (!Geometry::make(g.level, g.members, g.level == Level::EC ? g.parity : 0, g.strip_bytes,
-                        data / g.strip_bytes * g.strip_bytes, &g, err, g.subgroups))
+                        data / g.strip_bytes * g.strip_bytes, &g, err, g.subgroups, g.declustered))
       return fail(err, "members too small for the write-hole guard's log (" + std::to_string(ppl.bytes()) +
                            " bytes each): " + (err ? *err : std::string()) + " (create with the guard off to do without)"), nullptr;
     ppl.offset = kMetadataBytes + g.member_data_bytes;
   }
   uint64_t region = 0;  // set by pick_region (GCC -O1 cannot tell)
-  if (!WriteIntent::pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.member_data_bytes * g.subgroups, &region, err))
+  if (!WriteIntent::pick_region(cfg.bitmap_region_bytes, g.strip_bytes, g.stripes() * g.strip_bytes, &region, err))
     return nullptr;
 
   std::unique_ptr<Group> grp(new Group());
@@ -162,6 +163,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
   sb.group_uuid = new_uuid();
   sb.level = g.level;
   sb.subgroups = g.subgroups;
+  sb.declustered = g.declustered;
   sb.members = g.members;
   sb.parity = g.parity;
   sb.strip_bytes = g.strip_bytes;
@@ -295,7 +297,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     if (drives[i]) return fail(err, drives[i]->path() + " was a member of this group but is no longer listed in it"), nullptr;
   Geometry g;
   if (!Geometry::make(top.level, top.members, level_description(top.level).chosen_parity ? top.parity : 0, top.strip_bytes,
-                      top.member_data_bytes, &g, err, top.subgroups))
+                      top.member_data_bytes, &g, err, top.subgroups, top.declustered))
     return nullptr;
   // Forced, a failed group comes back (mdadm --assemble --force): failed
   // members whose drives are here return, the most recently updated first

@@ -42,6 +42,7 @@ struct GroupConfig {
   Level level = Level::R5;
   uint32_t parity = 0;                        // ec only
   uint32_t subgroups = 0;                     // raid50/60 only: G (members divide into G sub-groups)
+  DeclusteredShape declustered;               // draid5/6 only: data strips per stripe, spares per row
   uint32_t strip_bytes = 64 * 1024;
   uint64_t bitmap_region_bytes = 64ull << 20; // write-intent bitmap granularity (of member data)
   uint32_t bitmap_idle_ms = 5000;             // a region's bit is cleared after this long without writes

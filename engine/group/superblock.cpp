@@ -129,6 +129,11 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
     w.u32(0);                         // 228
     w.u64(sb.ppl_seq_floor);          // 232
   }
+  if (version >= 4) {                 // zeros but for draid5/6
+    w.at = 240;
+    w.u32(sb.declustered.data);       // 240
+    w.u32(sb.declustered.spares);     // 244
+  }
   w.at = kSlotsOffset;
   for (const Slot& s : sb.slots) {    // 512 + 32 * i
     w.bytes(s.uuid.data(), 16);
@@ -187,6 +192,11 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     s.ppl_seq_floor = r.u64();
     if (s.ppl_format != 0 && s.ppl_format != 3) return DecodeResult::Malformed;
   }
+  if (s.version >= 4) {
+    r.at = 240;
+    s.declustered.data = r.u32();
+    s.declustered.spares = r.u32();
+  }
   r.at = kSlotsOffset;
   for (Slot& sl : s.slots) {
     r.bytes(sl.uuid.data(), 16);
@@ -206,7 +216,7 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   Geometry g;
   std::string err;
   if (!Geometry::make(s.level, s.members, level_description(s.level).chosen_parity ? s.parity : 0, s.strip_bytes,
-                      s.member_data_bytes, &g, &err, s.subgroups) ||
+                      s.member_data_bytes, &g, &err, s.subgroups, s.declustered) ||
       g.member_data_bytes != s.member_data_bytes)
     return DecodeResult::Malformed;
   *sb = s;

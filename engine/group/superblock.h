@@ -21,7 +21,9 @@ namespace gpuraid {
 // member as too new (nothing written).
 // 3: the write-hole log is batched (ppl_format 3, ppl_seq_floor); older
 // gpuraid refuses such a member rather than misread its log.
-constexpr uint32_t kSuperblockVersion = 3;
+// 4: a declustered group (draid5/6): its stripe shape (offset 240); only
+// such groups' superblocks are version 4.
+constexpr uint32_t kSuperblockVersion = 4;
 constexpr uint32_t kSuperblockBytes = 4096;
 constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
 constexpr uint64_t kBitmapOffset = 64 * 1024;         // write-intent bitmap
@@ -63,6 +65,7 @@ struct Superblock {
   Level level = Level::R5;
   uint32_t members = 0, parity = 0, strip_bytes = 0;
   uint32_t subgroups = 1;             // raid50/60: G (offset 68, version 2); 1 otherwise
+  DeclusteredShape declustered;       // draid5/6: D and S (offsets 240, 244, version 4); zeros otherwise
   uint64_t data_offset = kMetadataBytes;
   uint64_t member_data_bytes = 0;
   uint64_t generation = 0;            // bumped on every state change
@@ -84,7 +87,7 @@ struct Superblock {
 
   // The version this superblock is written as (at least `version`).
   uint32_t format_version() const {
-    return std::max<uint32_t>(version, ppl_format >= 3 ? 3 : subgroups > 1 || ppl_slots ? 2 : 1);
+    return std::max<uint32_t>(version, declustered.data ? 4 : ppl_format >= 3 ? 3 : subgroups > 1 || ppl_slots ? 2 : 1);
   }
   // Bytes a drive needs to hold this member (metadata, data, guard log).
   uint64_t member_bytes_needed() const {
@@ -93,10 +96,15 @@ struct Superblock {
   }
   PplLayout ppl_layout() const { return PplLayout{ppl_offset, ppl_slot_bytes, ppl_slots}; }
   PplLogOnDisk ppl_log() const { return PplLogOnDisk{ppl_layout(), ppl_format, ppl_seq_floor}; }
-  // The bitmap covers stripe * strip_bytes, G times a member's data with
-  // G sub-groups (stripes of one region stay consecutive).
+  // Stripes side by side in a row (Geometry::row_stripes): G sub-groups,
+  // a declustered map's k = (N - S) / (D + P), else 1.
+  uint32_t row_stripes() const {
+    return declustered.data ? (members - declustered.spares) / (declustered.data + parity) : subgroups;
+  }
+  // The bitmap covers stripe * strip_bytes, row_stripes() times a member's
+  // data (stripes of one region stay consecutive).
   uint64_t bitmap_regions() const {
-    const uint64_t covered = member_data_bytes * subgroups;
+    const uint64_t covered = member_data_bytes * row_stripes();
     return bitmap_region_bytes ? (covered + bitmap_region_bytes - 1) / bitmap_region_bytes : 0;
   }
 };

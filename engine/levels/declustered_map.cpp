@@ -1,6 +1,10 @@
 #include "engine/levels/declustered_map.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 
 namespace gpuraid {
 
@@ -40,6 +44,28 @@ bool DeclusteredMap::make(uint32_t drives, uint32_t data, uint32_t parity, uint3
   }
   *out = std::move(m);
   return true;
+}
+
+uint64_t DeclusteredMap::seed_of(uint32_t drives, uint32_t data, uint32_t parity, uint32_t min_spares) {
+  // "draid" in ASCII, then the shape: on-disk format, never change it.
+  return 0x6472616964000000ull ^ (uint64_t(drives) << 24 | uint64_t(data) << 16 | uint64_t(parity) << 8 | min_spares);
+}
+
+const DeclusteredMap* DeclusteredMap::shared(uint32_t drives, uint32_t data, uint32_t parity, uint32_t min_spares,
+                                             std::string* err) {
+  static std::mutex mu;
+  static std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, std::unique_ptr<DeclusteredMap>> maps;
+  std::lock_guard<std::mutex> lk(mu);
+  auto& slot = maps[{drives, data, parity, min_spares}];
+  if (!slot) {
+    auto m = std::make_unique<DeclusteredMap>();
+    if (!make(drives, data, parity, min_spares, seed_of(drives, data, parity, min_spares), m.get(), err)) {
+      maps.erase({drives, data, parity, min_spares});
+      return nullptr;
+    }
+    slot = std::move(m);
+  }
+  return slot.get();
 }
 
 int DeclusteredMap::spare_for(uint64_t row, const std::vector<uint32_t>& failed, size_t j) const {

@@ -30,6 +30,14 @@ class DeclusteredMap {
   static bool make(uint32_t drives, uint32_t data, uint32_t parity, uint32_t min_spares, uint64_t seed,
                    DeclusteredMap* out, std::string* err);
 
+  // The map of a declustered group's shape, with the seed every group of
+  // that shape uses (ON-DISK.md: the layout is a function of N, D, P and S
+  // alone); built once per shape and kept for the process's life, so that
+  // geometries can point at it. nullptr with *err as make().
+  static const DeclusteredMap* shared(uint32_t drives, uint32_t data, uint32_t parity, uint32_t min_spares,
+                                      std::string* err);
+  static uint64_t seed_of(uint32_t drives, uint32_t data, uint32_t parity, uint32_t min_spares);
+
   uint32_t drives() const { return n_; }
   uint32_t width() const { return w_; }             // D + P
   uint32_t data() const { return d_; }

@@ -14,7 +14,7 @@ namespace gpuraid {
 
 // Values are stored in superblocks: never renumber. Each has its unit in
 // engine/levels/ and its line in engine/levels/registry.cpp.
-enum class Level : uint8_t { R0, R1, R10, R5, R6, EC, R50, R60 };
+enum class Level : uint8_t { R0, R1, R10, R5, R6, EC, R50, R60, DR5, DR6 };
 
 struct Geometry;
 
@@ -47,6 +47,7 @@ struct LevelDescription {
   uint32_t min_group_members = 0;   // > 0: striped over sub-groups of at least this many (raid50/60)
   bool chosen_parity = false;       // the operator gives 1..kMaxParity rows (ec)
   bool spares = true;               // a spare can take over a failed member (false: raid0)
+  bool declustered = false;         // draid5/6: D + P strips per stripe over N members (Geometry::declustered)
   CodeKind code = CodeKind::None;
   WritePath write_path;
 };

@@ -9,14 +9,14 @@ namespace gpuraid {
 
 namespace {
 
-constexpr uint32_t kCount = 8;
+constexpr uint32_t kCount = 10;
 
 // Indexed by Level's value; built on first use, so it is safe from static
 // initialisers too.
 const LevelLayout* const* levels() {
   static const LevelLayout* const table[kCount] = {
       &raid0_level(), &raid1_level(), &raid10_level(), &raid5_level(), &raid6_level(), &ec_level(),
-      &raid50_level(), &raid60_level(),
+      &raid50_level(), &raid60_level(), &draid5_level(), &draid6_level(),
   };
   return table;
 }

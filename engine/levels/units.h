@@ -14,5 +14,7 @@ const LevelLayout& raid6_level();
 const LevelLayout& ec_level();
 const LevelLayout& raid50_level();
 const LevelLayout& raid60_level();
+const LevelLayout& draid5_level();
+const LevelLayout& draid6_level();
 
 }  // namespace gpuraid

@@ -106,7 +106,7 @@ TEST_F(ModelReplay, DeterministicRunGivesTheSameRecordTwice) {
       member_errors += err;
     }
   }
-  EXPECT_EQ(18u, ends);  // one end line per episode (model_test.cpp, episodes(): 18 with raid50/60)
+  EXPECT_EQ(21u, ends);  // one end line per episode (model_test.cpp, episodes(): 21 with raid50/60 and draid5/6)
   EXPECT_GT(faults, 15u);
   EXPECT_GT(latency, 100u);
   EXPECT_GT(member_errors, 0u);

@@ -79,6 +79,7 @@ struct Episode {
   DriveType drive;
   uint32_t reactors;
   uint32_t subgroups = 0;  // raid50/60
+  DeclusteredShape declustered = {};  // draid5/6
 };
 
 std::vector<Episode> episodes() {
@@ -103,6 +104,10 @@ std::vector<Episode> episodes() {
   e.push_back({Level::R50, 6, 0, 8192, mem, 2, 2});
   e.push_back({Level::R50, 9, 0, 4096, file, 1, 3});
   e.push_back({Level::R60, 8, 0, 16384, mem, 2, 2});
+  // Declustered: stripes of D + P over more members, spare room in every row.
+  e.push_back({Level::DR5, 7, 0, 8192, mem, 2, 0, {4, 1}});
+  e.push_back({Level::DR6, 12, 0, 4096, mem, 2, 0, {3, 2}});
+  e.push_back({Level::DR6, 9, 0, 16384, file, 1, 0, {4, 1}});
   return e;
 }
 
@@ -110,7 +115,9 @@ std::string describe(const Episode& e) {
   return std::string(level_name(e.level)) + " n=" + std::to_string(e.members) + " m=" +
          std::to_string(e.parity) + " strip=" + std::to_string(e.strip / 1024) + "K drive=" +
          drive_type_name(e.drive) + " reactors=" + std::to_string(e.reactors) +
-         (e.subgroups ? " subgroups=" + std::to_string(e.subgroups) : "");
+         (e.subgroups ? " subgroups=" + std::to_string(e.subgroups) : "") +
+         (e.declustered.data ? " data=" + std::to_string(e.declustered.data) + " spares=" +
+                                   std::to_string(e.declustered.spares) : "");
 }
 
 struct Shared {
@@ -379,6 +386,7 @@ bool run_episode(const EpisodeRun& run, uint64_t* digest) {
   o.members = e.members;
   o.parity = e.parity;
   o.subgroups = e.subgroups;
+  o.declustered = e.declustered;
   o.strip = e.strip;
   o.member_bytes = std::max<uint64_t>(48 * e.strip, 1u << 20);
   o.drive_type = e.drive;
@@ -478,7 +486,7 @@ const char* kUsage =
     "                  [--deterministic] [--trace FILE] [--canary-read OP]\n"
     "  --ops N            requests over all episodes (each runs N/18, at least 2000)\n"
     "  --seconds S        repeat rounds of the episodes (new seeds) until S seconds have passed\n"
-    "  --episode E        run episode E alone (0..14)\n"
+    "  --episode E        run episode E alone (0..20)\n"
     "  --deterministic    one thread drives every reactor in lockstep: exactly replayable\n"
     "  --trace FILE       write every request, completion and fault (see tests/model/model_trace.h)\n"
     "  --canary-read OP   corrupt one byte of the first read numbered OP or later (the run must fail)\n";

@@ -58,7 +58,7 @@ TestArray::TestArray(const ArrayOptions& o) {
     drives_.push_back(std::move(d));
   }
   Geometry g;
-  if (!Volume::fit_geometry(o.level, o.parity, o.strip, members, o.data_offset, &g, nullptr, &err, o.subgroups))
+  if (!Volume::fit_geometry(o.level, o.parity, o.strip, members, o.data_offset, &g, nullptr, &err, o.subgroups, o.declustered))
     throw std::runtime_error("geometry: " + err);
   vol_ = Volume::create(*engine_, g, members, o.data_offset, &err);
   if (!vol_) throw std::runtime_error("volume: " + err);

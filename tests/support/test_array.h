@@ -15,6 +15,7 @@ struct ArrayOptions {
   uint32_t members = 4;
   uint32_t parity = 0;          // ec only
   uint32_t subgroups = 0;       // raid50/60 only
+  DeclusteredShape declustered; // draid5/6 only
   uint32_t strip = 64 * 1024;
   uint64_t member_bytes = 8u << 20;
   uint64_t data_offset = 0;

@@ -14,7 +14,8 @@ using namespace gpuraid;
 
 namespace {
 
-const Level kAll[] = {Level::R0, Level::R1, Level::R10, Level::R5, Level::R6, Level::EC, Level::R50, Level::R60};
+const Level kAll[] = {Level::R0, Level::R1, Level::R10, Level::R5, Level::R6, Level::EC, Level::R50, Level::R60,
+                        Level::DR5, Level::DR6};
 
 // The rules as each level states them.
 bool survives_rule(const Geometry& g, uint64_t f) {
@@ -58,10 +59,10 @@ TEST(LevelRegistry, EveryLevelFindsItself) {
     EXPECT_EQ(level_by_api(d.api_value), &d);
     EXPECT_TRUE(api.insert(d.api_value).second) << d.name << " shares its API value";
   }
-  EXPECT_FALSE(level_known(uint32_t(Level::R60) + 1));
+  EXPECT_FALSE(level_known(uint32_t(Level::DR6) + 1));
   EXPECT_EQ(level_by_name("7"), nullptr);
   EXPECT_EQ(level_by_api(0), nullptr);  // RAID_LEVEL_UNSPECIFIED
-  EXPECT_EQ(level_numbers(), "0, 1, 10, 5, 6, ec, 50 or 60");
+  EXPECT_EQ(level_numbers(), "0, 1, 10, 5, 6, ec, 50, 60, draid5 or draid6");
 }
 
 TEST(LevelRegistry, FailureDomainsAnswerAsTheLevelRules) {
@@ -70,7 +71,9 @@ TEST(LevelRegistry, FailureDomainsAnswerAsTheLevelRules) {
       for (uint32_t m = 0; m <= 3; m++) {
         if ((l == Level::EC) != (m > 0)) continue;
         Geometry g;
-        if (!Geometry::make(l, n, m, 65536, 1 << 20, &g, nullptr)) continue;
+        // Declustered: stripes of 2 data strips and one spare's room a row.
+        const DeclusteredShape shape = level_description(l).declustered ? DeclusteredShape{2, 1} : DeclusteredShape{};
+        if (!Geometry::make(l, n, m, 65536, 1 << 20, &g, nullptr, 0, shape)) continue;
         SCOPED_TRACE(g.describe());
         uint32_t guaranteed = n;
         for (uint64_t f = 0; f < (1ull << n); f++) {
