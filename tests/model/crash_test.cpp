@@ -17,7 +17,7 @@
 // from parity that a torn stripe would have left wrong without the guard).
 // No scrub then (it needs every member).
 //
-//   crash_test [--kills N] [--seed S] [--level raid5|raid6|raid50|raid60] [--degraded N]
+//   crash_test [--kills N] [--seed S] [--level raid5|raid6|raid50|raid60|draid5|draid6] [--degraded N]
 //
 // A failure prints the command line that reruns it: the same write patterns
 // and kill delays, but the kills land at wall-clock moments, so not exactly.
@@ -44,9 +44,17 @@ using namespace gpuraid::test;
 
 namespace {
 
-// raid5/6: 6 members; raid50: 2 sub-groups of 3; raid60: 2 of 4.
+// raid5/6: 6 members; raid50: 2 sub-groups of 3; raid60: 2 of 4;
+// draid5/6: 11 members, two stripes of 4+1 / 3+2 and one spare strip a row.
 constexpr uint32_t kSubgroups = 2;
-uint32_t drives_for(Level l) { return l == Level::R60 ? 8 : 6; }
+uint32_t drives_for(Level l) {
+  if (level_description(l).declustered) return 11;
+  return l == Level::R60 ? 8 : 6;
+}
+DeclusteredShape shape_for(Level l) {
+  if (!level_description(l).declustered) return {};
+  return {5 - level_description(l).parity, 1};  // 2 stripes of D + P = 5, and 1 spare: 11
+}
 constexpr uint32_t kWritesPerRound = 12;
 
 // What block `b` holds after write j of round r: a pattern nobody else writes.
@@ -165,6 +173,7 @@ int main(int argc, char** argv) {
     GroupConfig cfg;
     cfg.level = level;
     cfg.subgroups = grouped ? subgroups : 0;
+    cfg.declustered = shape_for(level);
     cfg.strip_bytes = 16384;
     cfg.bitmap_region_bytes = 1u << 20;
     cfg.assume_zeroed = true;

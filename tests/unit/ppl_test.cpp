@@ -63,6 +63,7 @@ struct Case {
   // data role 1 by default; parity roles (k, k+1) leave the new data
   // beside the old parity, the classic write hole.
   std::vector<uint32_t> torn_roles = {1};
+  DeclusteredShape declustered = {};  // draid5/6
 };
 
 // Writes `ranges` of the image with the stripe writes (not the log
@@ -84,6 +85,7 @@ void run_case(const Case& c) {
   std::string err, note;
   GroupConfig cfg = config(c.level, c.parity);
   cfg.subgroups = uint32_t(c.lose.size() > 1 ? c.lose.size() : 0);
+  cfg.declustered = c.declustered;
   auto g = rig.create(cfg, 0, c.drives, &err);
   ASSERT_TRUE(g) << err;
   ASSERT_NE(g->volume().ppl, nullptr) << "the guard is on by default";
@@ -218,6 +220,18 @@ TEST(WriteHoleGuard, Raid60TwoMembersLostInOneSubgroupWithTheCrash) {
 }
 TEST(WriteHoleGuard, Raid60TwoMembersFailedInEachSubgroupPAndQTorn) {
   run_case({"raid60 2+2 P and Q torn", Level::R60, 0, 12, {2, 2}, true, {4, 5}});
+}
+// Declustered (11 members; a row holds one stripe of 4+2 and 5 spare strips,
+// or two of 3+2 or 4+1 and one spare strip): the
+// torn stripe's members are wherever the map put them.
+TEST(WriteHoleGuard, Draid6TwoMembersFailedBeforeTheCrash) {
+  run_case({"draid6 4+2", Level::DR6, 0, 11, {2}, true, {1}, {4, 1}});
+}
+TEST(WriteHoleGuard, Draid6BothParityTornEveryMemberPresent) {
+  run_case({"draid6 3+2 all present", Level::DR6, 0, 11, {0}, false, {3, 4}, {3, 1}});
+}
+TEST(WriteHoleGuard, Draid5MemberFailedParityTorn) {
+  run_case({"draid5 4+1 parity torn", Level::DR5, 0, 11, {1}, true, {4}, {4, 1}});
 }
 
 namespace {
