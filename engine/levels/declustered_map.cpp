@@ -68,26 +68,41 @@ const DeclusteredMap* DeclusteredMap::shared(uint32_t drives, uint32_t data, uin
   return slot.get();
 }
 
+bool DeclusteredMap::holds_stripe_strip(uint64_t row, uint32_t drive) const {
+  for (uint32_t pos = k_ * w_; pos < n_; pos++)  // the fewer: the row's spare strips
+    if (at(row, pos) == drive) return false;
+  return true;
+}
+
 int DeclusteredMap::spare_for(uint64_t row, const std::vector<uint32_t>& failed, size_t j) const {
-  auto holds_stripe_strip = [&](uint32_t drive) {
-    for (uint32_t pos = 0; pos < k_ * w_; pos++)
-      if (at(row, pos) == drive) return true;
-    return false;
+  if (j >= failed.size()) return -1;
+  const uint32_t spares = spares_per_row();
+  std::vector<int> at_spare(failed.size(), -1);  // the spare strip (index) each failure's strip is on
+  std::vector<bool> taken(spares, false);
+  auto failed_by = [&](uint32_t drive, size_t e) {
+    return std::find(failed.begin(), failed.begin() + e + 1, drive) != failed.begin() + e + 1;
   };
-  auto is_failed = [&](uint32_t drive) { return std::find(failed.begin(), failed.end(), drive) != failed.end(); };
-  // Spare strips in order, each to the first failure (in failure order) that needs one.
-  uint32_t next_spare = 0;
-  for (size_t f = 0; f <= j && f < failed.size(); f++) {
-    if (!holds_stripe_strip(failed[f])) {
-      if (f == j) return -1;
+  auto first_free = [&](size_t e) {
+    for (uint32_t i = 0; i < spares; i++)
+      if (!taken[i] && !failed_by(spare_drive(row, i), e)) {
+        taken[i] = true;
+        return int(i);
+      }
+    return -1;
+  };
+  for (size_t e = 0; e < failed.size(); e++) {
+    const uint32_t x = failed[e];
+    if (holds_stripe_strip(row, x)) {
+      at_spare[e] = first_free(e);
       continue;
     }
-    while (next_spare < spares_per_row() && is_failed(spare_drive(row, next_spare))) next_spare++;
-    if (next_spare == spares_per_row()) return -1;
-    if (f == j) return int(spare_drive(row, next_spare));
-    next_spare++;
+    for (size_t f = 0; f < e; f++)  // x held a spare strip: the one strip put on it moves
+      if (at_spare[f] >= 0 && spare_drive(row, uint32_t(at_spare[f])) == x) {
+        at_spare[f] = first_free(e);
+        break;
+      }
   }
-  return -1;
+  return at_spare[j] < 0 ? -1 : int(spare_drive(row, uint32_t(at_spare[j])));
 }
 
 }  // namespace gpuraid

@@ -52,11 +52,24 @@ class DeclusteredMap {
   // The drive holding spare strip `i` (0..spares_per_row()-1) of `row`.
   uint32_t spare_drive(uint64_t row, uint32_t i) const { return at(row, k_ * w_ + i); }
   // Where the strip that failed drive `failed[j]` held in `row` goes in the
-  // distributed spare space (dRAID's rule: failures take spare strips in
-  // order, each the first of its row that is on no failed drive and not
-  // taken by an earlier failure). -1: that drive holds no stripe strip in
-  // this row, or no spare strip is left there.
+  // distributed spare space. The failures are replayed in order, and each
+  // changes as little as it can: one that held a stripe strip takes the
+  // first spare strip of the row that is free and on no drive failed so
+  // far; one that held a spare strip another failure's strip had been put
+  // on moves that strip (only that one) to the first such free spare
+  // strip. A failure never moves a strip whose spare strip is still alive,
+  // so each failure changes one strip a row at most (distributed_spare.h
+  // relies on it). -1: that drive holds no stripe strip in this row, or no
+  // spare strip is left there.
   int spare_for(uint64_t row, const std::vector<uint32_t>& failed, size_t j) const;
+  // Whether `drive` holds a strip of a stripe in `row` (else one of its spare strips).
+  bool holds_stripe_strip(uint64_t row, uint32_t drive) const;
+  // Whether drive `d` holds a strip of `stripe`.
+  bool in_stripe(uint64_t stripe, uint32_t d) const {
+    for (uint32_t c = 0; c < w_; c++)
+      if (drive(stripe, c) == d) return true;
+    return false;
+  }
 
  private:
   uint32_t at(uint64_t row, uint32_t pos) const {
