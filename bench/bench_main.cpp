@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
   w.rate_iops = o.rate_iops / o.threads;
   if (o.state == "rebuilding") {
     RebuildSetup rs{level, o.parity, uint32_t(strip), {o.data, o.spares}, rebuild_rate, rebuild_min};
-    int rc = run_rebuild_mode(*engine, std::move(drives), rs, w, o, backend_name);
+    int rc = level_description(level).declustered ? run_room_rebuild_mode(*engine, std::move(drives), rs, w, o, backend_name)
+                                                  : run_rebuild_mode(*engine, std::move(drives), rs, w, o, backend_name);
     cleanup();
     return rc;
   }

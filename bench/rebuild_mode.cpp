@@ -110,9 +110,8 @@ double raw_rebuild_io_mbps(Engine& e, const std::vector<Drive*>& survivors, Driv
   return !attached || ctx.failed ? 0 : double(end) / secs / 1e6;
 }
 
-// The replacement drive's own sequential write rate: 1 MiB writes, 8 in
-// flight, over the whole drive, through the same reactor and io_uring.
-double raw_write_mbps(Engine& e, Drive& d) { return raw_rebuild_io_mbps(e, {}, d, 1u << 20, 8); }
+
+}  // namespace
 
 bool wait_rebuild(Engine& e, Group& g, double* secs) {
   const uint64_t t0 = now_ns();
@@ -120,6 +119,8 @@ bool wait_rebuild(Engine& e, Group& g, double* secs) {
   *secs = double(now_ns() - t0) / 1e9;
   return g.state() == GroupState::Optimal;
 }
+
+namespace {
 
 std::unique_ptr<Drive> twin_of(const Drive& d, std::string* err) {
   DriveSpec s{d.type(), "", d.size_bytes(), true};
@@ -130,6 +131,8 @@ std::unique_ptr<Drive> twin_of(const Drive& d, std::string* err) {
 
 }  // namespace
 
+double raw_write_mbps(Engine& e, Drive& d) { return raw_rebuild_io_mbps(e, {}, d, 1u << 20, 8); }
+
 int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, const RebuildSetup& rs, const Workload& w,
                      const Options& o, const std::string& backend) {
   std::string err;
@@ -139,21 +142,8 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
   // The better of two passes: the first writes a fresh mem drive's pages
   // (allocating them), the second writes them again.
   const double raw_mbps = std::max(raw_write_mbps(e, *spare), raw_write_mbps(e, *spare));
-  GroupConfig cfg;
-  cfg.level = rs.level;
-  cfg.parity = rs.parity;
-  cfg.declustered = rs.declustered;
-  cfg.strip_bytes = rs.strip;
-  cfg.assume_zeroed = true;
-  cfg.force = true;  // the bench's own fresh drives
-  cfg.write_hole_guard = o.write_hole_guard;  // as in the other states (bench_main.cpp)
-  auto g = Group::create(e, std::move(drives), cfg, &err);
-  if (!g) {
-    fprintf(stderr, "gpuraid-bench: %s\n", err.c_str());
-    return 2;
-  }
-  g->start_background(e.reactor(0));
-  if (!o.no_fill) fill(e, g->volume());
+  auto g = bench_group(e, std::move(drives), rs, o);
+  if (!g) return 2;
   // The rebuild's I/O bound, on the filled members (a hole reads faster):
   // k survivors (one copy for a mirror) and the replacement.
   const Geometry& geo = g->volume().geometry();
@@ -273,6 +263,33 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
     printf("rebuild, foreground %s %s: %.0f MB/s (%.2f of raw write) over %.2f s (%u rebuild%s)\n", rw_name(w.rw),
            format_size(w.bs).c_str(), loaded_mbps, loaded_mbps / raw_mbps, loaded_fg.seconds, rebuilds,
            rebuilds > 1 ? "s, one after another" : "");
+  }
+  return end_rebuild_run(*g, raw_fg, loaded_fg, ok1 && ok2, !o.as_json);
+}
+
+std::unique_ptr<Group> bench_group(Engine& e, std::vector<std::unique_ptr<Drive>> drives, const RebuildSetup& rs,
+                                   const Options& o) {
+  GroupConfig cfg;
+  cfg.level = rs.level;
+  cfg.parity = rs.parity;
+  cfg.declustered = rs.declustered;
+  cfg.strip_bytes = rs.strip;
+  cfg.assume_zeroed = true;
+  cfg.force = true;  // the bench's own fresh drives
+  cfg.write_hole_guard = o.write_hole_guard;  // as in the other states (bench_main.cpp)
+  std::string err;
+  auto g = Group::create(e, std::move(drives), cfg, &err);
+  if (!g) {
+    fprintf(stderr, "gpuraid-bench: %s\n", err.c_str());
+    return nullptr;
+  }
+  g->start_background(e.reactor(0));
+  if (!o.no_fill) fill(e, g->volume());
+  return g;
+}
+
+int end_rebuild_run(Group& g, const RunResult& raw_fg, const RunResult& loaded_fg, bool rebuilds_ok, bool print) {
+  if (print) {
     print_header();
     print_row(raw_fg);
     RunResult l = loaded_fg;
@@ -280,9 +297,9 @@ int run_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives, cons
     print_row(l);
     printf("foreground during rebuild / raw: IOPS %.3f\n", raw_fg.iops > 0 ? loaded_fg.iops / raw_fg.iops : 0);
   }
-  const bool errors = raw_fg.errors || loaded_fg.errors || !ok1 || !ok2;
+  const bool errors = raw_fg.errors || loaded_fg.errors || !rebuilds_ok;
   std::string e2;
-  g->stop(&e2);
+  g.stop(&e2);
   if (errors) fprintf(stderr, "gpuraid-bench: errors during the rebuild run\n");
   return errors ? 1 : 0;
 }

@@ -35,6 +35,7 @@ struct MemberIo {
   std::vector<iovec> iov;       // vectored I/O (capacity kept across reuse)
   int32_t res = 0;              // bytes, or -errno
   uint32_t tag = 0;             // the owner's own index (e.g. member number)
+  uint32_t drive_index = 0;     // volume member I/O: the member whose drive takes it (tag's, or a spare room's)
   void (*done)(MemberIo*) = nullptr;
   void* ctx = nullptr;
   uint64_t due_ns = 0;          // injected latency: report no earlier than this

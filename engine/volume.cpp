@@ -98,9 +98,10 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
     v->members_[i].store(members[i]);
     v->slots_[i].store(uint32_t(slot));
   }
+  if (geo.description().declustered) v->publish_room(std::make_unique<DistributedSpare>(geo.map()));
   for (uint32_t i = 0; i < engine.reactor_count(); i++)
     v->op_pools_.emplace_back(new OpPool(v.get(), &engine.reactor(i), engine.ops_per_reactor(),
-                                         std::min(kMaintenanceOps, engine.ops_per_reactor() / 2),
+                                         std::min(kMaintenanceOps * rebuild_window_scale(geo), engine.ops_per_reactor() / 2),
                                          engine.write_gather_ns()));
   return v;
 }
@@ -314,7 +315,8 @@ int Volume::submit_maintenance(Reactor& r, IoRequest* req, Maintenance kind, uin
   op->buf = nullptr;
   op->maint.kind = kind;
   op->maint.res = out;
-  op->maint.rebuild_member = rebuilding_member();
+  op->maint.rebuild_member = rebuild_target(stripe);
+  op->maint.rebuilding = rebuilding_member();
   start_maintenance(op);
   end_split(r, req);
   return 0;
@@ -339,11 +341,13 @@ int Volume::submit_rebuild_run(Reactor& r, IoRequest* req, uint64_t first, Rebui
     op->buf = nullptr;
     op->maint.kind = Maintenance::Rebuild;
     op->maint.res = &run->res[got];
-    op->maint.rebuild_member = rebuilding_member();
+    op->maint.rebuild_member = rebuild_target(op->stripe);
+    op->maint.rebuilding = rebuilding_member();
     run->ops[got] = op;
   }
   if (got == 0) return -EAGAIN;  // every op is in use: the background work tries again on its next kick
   run->n = got;
+  run->member = rebuilding_member();
   if (geo_.has_parity()) {
     for (uint32_t i = 0; i < got; i++) run->ops[i]->maint.run = run;
     start_rebuild_run(run);
@@ -384,6 +388,10 @@ void Volume::take_effect_locked(uint32_t member, bool missing) {
 bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
   if (member >= geo_.members) return false;
   const uint64_t bit = 1ull << member;
+  // A member in the spare room (rebuilt or being rebuilt there) has no drive
+  // of its own to fail: an error of its I/O fails the drive that took it
+  // (ops/op_common.cpp), and its stripes there then read around it.
+  if (room_mask_.load() & bit) return false;
   auto settled = [&] { return (failed_.load(std::memory_order_acquire) & ~missing_.load(std::memory_order_acquire)) & bit; };
   if (settled()) return false;
   {
@@ -462,6 +470,7 @@ void Volume::release_acks() {
 
 void Volume::member_error(uint32_t member, int err) {
   if (member >= geo_.members) return;
+  if (room_mask_.load(std::memory_order_acquire) >> member & 1) return;  // its routed I/O's drive failed instead
   // I/O issued before the member went missing fails later: expected, not a death.
   if (missing_.load(std::memory_order_acquire) >> member & 1) return;
   if (hooks.path_lost && hooks.path_lost(member, err)) {
@@ -478,6 +487,14 @@ void Volume::members_error(uint64_t members, int err) {
 bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, std::string* err) {
   std::lock_guard<std::mutex> g(fail_mu_);
   const uint64_t bit = 1ull << member;
+  // A drive that replaces (or is) a failed member holds no spare strips of
+  // the room's members it missed: it would need them rebuilt too, which a
+  // rebuild onto one drive does not do (copy-back, issue 34, is to come).
+  if (room_mask_.load()) {
+    *err = "the group has members in its distributed spare room: member " + std::to_string(member) +
+           " is rebuilt into the room, not onto a drive";
+    return false;
+  }
   if (member >= geo_.members || !(failed_.load() & bit)) {
     *err = "member " + std::to_string(member) + " is not failed or missing";
     return false;
@@ -506,6 +523,57 @@ bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_st
   return true;
 }
 
+void Volume::publish_room(std::unique_ptr<DistributedSpare> next) {
+  room_.store(next.get(), std::memory_order_release);
+  room_versions_.push_back(std::move(next));
+}
+
+bool Volume::start_room_rebuild(uint32_t member, uint64_t checkpoint_stripe, std::string* err) {
+  std::lock_guard<std::mutex> g(fail_mu_);
+  const uint64_t bit = 1ull << member;
+  if (!room()) return *err = std::string(geo_.description().name) + " has no distributed spare room", false;
+  if (member >= geo_.members || !(failed_.load() & bit))
+    return *err = "member " + std::to_string(member) + " is not failed or missing", false;
+  if (rebuilding_.load()) return *err = "a rebuild is already running", false;
+  auto next = std::make_unique<DistributedSpare>(*room());
+  if (!next->take(member, err)) return false;
+  // As start_rebuild: the room and the checkpoint are in place before the
+  // member stops counting as failed.
+  publish_room(std::move(next));
+  rebuild_cp_.store(checkpoint_stripe);
+  room_mask_.fetch_or(bit);
+  rebuilding_.store(bit);
+  failed_.fetch_and(~bit);
+  missing_.fetch_and(~bit);
+  group_failed_reported_.store(!geo_.survives(failed_.load() | bit));
+  return true;
+}
+
+bool Volume::restore_room(const std::vector<uint32_t>& order, std::string* err) {
+  std::lock_guard<std::mutex> g(fail_mu_);
+  if (!room()) return *err = std::string(geo_.description().name) + " has no distributed spare room", false;
+  auto next = std::make_unique<DistributedSpare>(*room());
+  if (!next->restore(order, false, err)) return false;
+  uint64_t bits = 0;
+  for (uint32_t m : order) bits |= 1ull << m;
+  publish_room(std::move(next));
+  room_mask_.store(bits);
+  failed_.fetch_and(~bits);
+  missing_.fetch_and(~bits);
+  return true;
+}
+
+void Volume::route_to_room(MemberIo* io, uint32_t member) const {
+  const uint64_t row = (io->offset - data_offset_) / geo_.strip_bytes;
+  const int d = room()->drive_of(member, row);
+  // Members never leave the room, and an op issues I/O only where the room
+  // holds the member's strip (failed_mask_for).
+  GPR_ASSERT(d >= 0, "member %u in the spare room has no strip in row %llu", member, (unsigned long long)row);
+  io->drive = this->member(uint32_t(d));
+  io->slot = member_slot(uint32_t(d));
+  io->drive_index = uint32_t(d);
+}
+
 int Volume::rebuilding_member() const {
   uint64_t r = rebuilding_.load();
   return r ? __builtin_ctzll(r) : -1;
@@ -513,6 +581,11 @@ int Volume::rebuilding_member() const {
 
 void Volume::finish_rebuild() {
   std::lock_guard<std::mutex> g(fail_mu_);
+  if (room_mask_.load() & rebuilding_.load()) {  // the room's newcomer is in
+    auto next = std::make_unique<DistributedSpare>(*room());
+    next->finish_rebuild();
+    publish_room(std::move(next));
+  }
   rebuild_cp_.store(geo_.stripes());
   rebuilding_.store(0);
 }

@@ -15,6 +15,7 @@
 #include "engine/geometry.h"
 #include "engine/intent_wait.h"
 #include "engine/io/member_durability.h"
+#include "engine/levels/distributed_spare.h"
 #include "engine/io_request.h"
 #include "engine/meta_worker.h"
 #include "engine/ops/op_pool.h"
@@ -84,7 +85,12 @@ class Volume {
   uint64_t failed_mask_for(uint64_t stripe) const {
     uint64_t f = failed_.load(std::memory_order_acquire);
     uint64_t r = rebuilding_.load(std::memory_order_acquire);
-    return r && stripe >= rebuild_cp_.load(std::memory_order_acquire) ? f | r : f;
+    const uint64_t cp = rebuild_cp_.load(std::memory_order_acquire);
+    const uint64_t out = r && stripe >= cp ? f | r : f;
+    if (__builtin_expect(room_mask_.load(std::memory_order_acquire) == 0, 1)) return out;
+    // The stripe's own members only: what it survives is counted over them
+    // (other members' failures and the room's losses elsewhere are not its).
+    return (out | room()->unavailable(stripe, f, cp)) & geo_.map().members_of(stripe);
   }
   // Members that cannot serve every stripe.
   uint64_t unusable_mask() const { return failed_mask() | rebuilding_.load(std::memory_order_acquire); }
@@ -164,6 +170,35 @@ class Volume {
   // The write-hole guard's log (owned by the group), or null: parity
   // writes log their partial parity there first (ppl/ppl_log.h).
   PplLog* ppl = nullptr;
+
+  // Declustered groups (draid5/6): members rebuilt (or being rebuilt) into
+  // the distributed spare room (distributed_spare.h). Such a member is not
+  // failed: its member I/O goes, row by row, to the drive holding its spare
+  // strip there (route_to_room); stripes where that strip cannot be read
+  // count it failed (failed_mask_for). The room's order, published whole
+  // (never changed in place): any thread may read it.
+  uint64_t room_mask() const { return room_mask_.load(std::memory_order_acquire); }
+  const DistributedSpare* room() const { return room_.load(std::memory_order_acquire); }
+  bool room_left() const { return room() && room()->room_left(); }
+  // Puts failed `member` into the room as the member being rebuilt, from
+  // `checkpoint_stripe` (rebuilding_member() until finish_rebuild). False
+  // with *err: not declustered, not failed, a rebuild runs, no room left.
+  bool start_room_rebuild(uint32_t member, uint64_t checkpoint_stripe, std::string* err);
+  // Assembly, before I/O starts: the members rebuilt into the room, in order.
+  bool restore_room(const std::vector<uint32_t>& order, std::string* err);
+  // The member whose strip a rebuild writes in this stripe: the member
+  // being rebuilt, or the one strip of another member of the room that a
+  // rebuild into the room moves there.
+  int rebuild_target(uint64_t stripe) const {
+    if (room_mask_.load(std::memory_order_acquire) && room()->rebuilding()) {
+      const int t = room()->rebuild_target(stripe);
+      if (t >= 0) return t;
+    }
+    return rebuilding_member();
+  }
+  // A member I/O of a member in the room, to the drive holding its strip of
+  // the I/O's row (which one I/O never leaves: RunBuilder splits at rows).
+  void route_to_room(MemberIo* io, uint32_t member) const;
 
   // Rebuild: puts `drive` in slot `member` (which must be failed or
   // missing; `drive` may be the member's own drive, back from a path loss)
@@ -251,6 +286,13 @@ class Volume {
   std::atomic<uint64_t> rebuilding_{0};
   std::atomic<uint64_t> missing_{0};  // subset of failed_
   std::atomic<uint64_t> rebuild_cp_{0};
+  // The distributed spare room (declustered geometries): the published
+  // version and every earlier one (readers may still hold them; a handful
+  // over a group's life).
+  std::atomic<const DistributedSpare*> room_{nullptr};
+  std::atomic<uint64_t> room_mask_{0};
+  std::vector<std::unique_ptr<DistributedSpare>> room_versions_;
+  void publish_room(std::unique_ptr<DistributedSpare> next);
   MemberDurability durability_;
   std::mutex fail_mu_;  // serializes failures taking effect (never held across I/O)
   // Failures taken effect, not yet persisted, and the ops held meanwhile.

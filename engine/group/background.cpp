@@ -44,8 +44,9 @@ void BackgroundWork::attach(Reactor& r) {
   const Geometry& g = v_.geometry();
   run_stripes_ = rebuild_run_stripes(g, v_.engine().rebuild_run_bytes(), r.pool().size() / kRunArenaShare);
   const uint32_t run_bytes = run_stripes_ * g.strip_bytes;
-  const uint32_t runs = std::max<uint32_t>(2, (kRebuildInFlightBytes + run_bytes - 1) / run_bytes);
-  const uint32_t cap = std::min(kMaxRebuildStripesInFlight, v_.engine().ops_per_reactor() / 2);
+  const uint32_t scale = rebuild_window_scale(g);
+  const uint32_t runs = std::max<uint32_t>(2, (kRebuildInFlightBytes + run_bytes - 1) / run_bytes) * scale;
+  const uint32_t cap = std::min(kMaxRebuildStripesInFlight * scale, v_.engine().ops_per_reactor() / 2);
   rebuild_window_ = std::max(run_stripes_, std::min(runs * run_stripes_, cap / run_stripes_ * run_stripes_));
   r_ = &r;
   kick();

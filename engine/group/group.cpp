@@ -295,6 +295,25 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   }
   for (size_t i = 0; i < drives.size(); i++)
     if (drives[i]) return fail(err, drives[i]->path() + " was a member of this group but is no longer listed in it"), nullptr;
+  // The distributed spare room (declustered groups): its members are failed
+  // slots whose data the room holds, all of it (`room_done`, in order) or
+  // up to a checkpoint (the last one, whose rebuild resumes). Neither counts
+  // as failed from here on; the one being rebuilt counts as a rebuilding member.
+  std::vector<std::pair<uint8_t, uint32_t>> room;  // (place + 1, slot)
+  for (uint32_t s = 0; s < top.members; s++)
+    if (im.sb.slots[s].room) room.push_back({im.sb.slots[s].room, s});
+  std::sort(room.begin(), room.end());
+  std::vector<uint32_t> room_done;
+  int room_newcomer = -1;
+  for (size_t i = 0; i < room.size(); i++) {
+    const uint32_t s = room[i].second;
+    if (room[i].first != i + 1) return fail(err, "the distributed spare room's order is broken at member " + std::to_string(s)), nullptr;
+    if (im.sb.slots[s].rebuild_checkpoint >= top.member_data_bytes * top.row_stripes()) room_done.push_back(s);
+    else if (i + 1 == room.size() && rebuilding < 0) room_newcomer = int(s);
+    else return fail(err, "member " + std::to_string(s) + " is only partly in the distributed spare room, and not last"), nullptr;
+    failed &= ~(1ull << s);
+  }
+  if (room_newcomer >= 0) rebuilding = room_newcomer;  // as a rebuilding member, for what survives
   Geometry g;
   if (!Geometry::make(top.level, top.members, level_description(top.level).chosen_parity ? top.parity : 0, top.strip_bytes,
                       top.member_data_bytes, &g, err, top.subgroups, top.declustered))
@@ -351,7 +370,10 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     }
     uint64_t n = 0;
     for (uint8_t b : dirty) n += __builtin_popcount(b);
-    const bool guard = g.has_parity() && (top.flags & kFlagWriteHoleGuard);
+    // The log's replay reads members from their own drives: not one rebuilt
+    // into the distributed spare room. Degraded past the room, stripes with
+    // such a member are as a guardless group's (ON-DISK.md).
+    const bool guard = g.has_parity() && (top.flags & kFlagWriteHoleGuard) && !(unusable && !room_done.empty());
     if (n && planned && (guard || !unusable || !g.has_parity())) {
       // The start before that stop replayed the log over these regions:
       // with a member unusable now, they are as consistent as after that replay.
@@ -407,8 +429,15 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   grp->volume_ = Volume::create(engine, g, vm, top.data_offset, err);
   if (!grp->volume_) return nullptr;
   for (uint32_t s = 0; s < g.members; s++)
-    if (failed >> s & 1 || int(s) == rebuilding) grp->volume_->fail_member(s, -ENODEV);  // before hooks: not persisted again
-  if (rebuilding >= 0) {
+    if (failed >> s & 1 || int(s) == rebuilding || im.sb.slots[s].room) grp->volume_->fail_member(s, -ENODEV);  // before hooks: not persisted again
+  if (!room_done.empty() && !grp->volume_->restore_room(room_done, err)) return nullptr;
+  if (room_newcomer >= 0) {
+    const uint64_t cp = im.sb.slots[room_newcomer].rebuild_checkpoint / g.strip_bytes;
+    if (!grp->volume_->start_room_rebuild(uint32_t(room_newcomer), cp, err)) return nullptr;
+    im.persisted_rebuild_cp = cp;
+    notes.push_back("rebuild of member " + std::to_string(room_newcomer) + " into the distributed spare room resumes at " +
+                    std::to_string(cp * 100 / std::max<uint64_t>(1, g.stripes())) + "%");
+  } else if (rebuilding >= 0) {
     const uint64_t cp = im.sb.slots[rebuilding].rebuild_checkpoint / g.strip_bytes;
     if (!grp->volume_->start_rebuild(uint32_t(rebuilding), im.drives[rebuilding].get(), cp, err)) return nullptr;
     im.persisted_rebuild_cp = cp;
@@ -485,6 +514,11 @@ std::vector<MemberInfo> Group::members() const {
               : sl.state == SlotState::Rebuilding ? MemberState::Rebuilding
               : sl.state == SlotState::Missing ? MemberState::Missing
               : impl_->present(s) ? MemberState::Failed : MemberState::Missing;
+    if (s < volume_->geometry().members && (volume_->room_mask() >> s & 1)) {
+      // In the distributed spare room: served from every other member's spare strips.
+      m.path = kRoomPath;
+      m.state = volume_->rebuilding_member() == int(s) ? MemberState::Rebuilding : MemberState::Active;
+    }
     m.rebuild_checkpoint_bytes = m.state == MemberState::Rebuilding
                                      ? volume_->rebuild_checkpoint() * volume_->geometry().strip_bytes : 0;
     out.push_back(m);
@@ -501,6 +535,8 @@ size_t Group::spare_count() const {
 
 bool Group::fail_member(uint32_t index, std::string* err, int code) {
   if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
+  if (volume_->room_mask() >> index & 1)
+    return fail(err, "member " + std::to_string(index) + " lives in the distributed spare room: it has no drive to fail");
   if ((volume_->failed_mask() & ~volume_->missing_mask()) >> index & 1)
     return fail(err, "member " + std::to_string(index) + " is already failed");
   if (!(volume_->missing_mask() >> index & 1) && !volume_->geometry().survives(volume_->unusable_mask() | 1ull << index))
@@ -511,6 +547,9 @@ bool Group::fail_member(uint32_t index, std::string* err, int code) {
 
 bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err) {
   if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
+  if (volume_->room_mask() >> index & 1)
+    return fail(err, "member " + std::to_string(index) +
+                         " lives in the distributed spare room: copying it back onto a drive is not built yet");
   if (!(volume_->failed_mask() >> index & 1))
     return fail(err, "member " + std::to_string(index) + " is not failed: fail it first");
   if (volume_->missing_mask() >> index & 1)

@@ -106,6 +106,8 @@ struct ReaddResult {
   std::string how;          // for the operator: what is rebuilt and why
 };
 
+// MemberInfo::path of a member rebuilt into a declustered group's distributed spare room.
+constexpr const char* kRoomPath = "(distributed spare room)";
 struct MemberInfo {
   uint32_t index = 0;
   std::string path;

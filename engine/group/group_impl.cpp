@@ -109,7 +109,7 @@ Group::Impl::Persisted Group::Impl::persist(const std::function<void()>& change)
 
 std::vector<BitmapCopy> Group::Impl::writable_members() const {
   std::vector<BitmapCopy> out;
-  const uint64_t failed = vol->failed_mask();
+  const uint64_t failed = vol->failed_mask() | vol->room_mask();  // the room's members have no drive of their own
   for (uint32_t m = 0; m < vol->geometry().members; m++) {
     Drive* d = vol->member(m);
     if (!(failed >> m & 1) && d->type() != DriveType::Null) out.push_back({m, d});
@@ -297,6 +297,34 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
   return true;
 }
 
+bool Group::Impl::start_room_rebuild(uint32_t member, std::string* err) {
+  const Geometry& g = vol->geometry();
+  uint8_t place = 1;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    for (uint32_t s = 0; s < g.members; s++) place = std::max<uint8_t>(place, uint8_t(sb.slots[s].room + 1));
+  }
+  // The superblocks name it the room's next member (nothing rebuilt yet)
+  // before any of its data goes there.
+  Persisted p = persist([&] {
+    sb.slots[member].room = place;
+    sb.slots[member].rebuild_checkpoint = 0;
+  });
+  (void)p;
+  if (!vol->start_room_rebuild(member, 0, err)) {
+    persist([&] { sb.slots[member].room = 0; });
+    return false;
+  }
+  persisted_rebuild_cp = 0;
+  rebuild_slot = int(member);
+  partial_rebuild = false;
+  bg->arm_rebuild(0);
+  emit(GroupEvent::SpareTaken, int(member), "the distributed spare room takes member " + std::to_string(member));
+  emit(GroupEvent::RebuildStarted, int(member),
+       "rebuilding member " + std::to_string(member) + " into the distributed spare room (every survivor)");
+  return true;
+}
+
 bool Group::Impl::take_spare_for(uint32_t member, std::string* err) {
   std::unique_ptr<Drive> d;
   {
@@ -356,7 +384,13 @@ void Group::Impl::housekeeping_tick(bool slow) {
   if (rebuild_finished.load()) {
     const int m = rebuild_slot.exchange(-1);
     std::string msg = "member " + std::to_string(m) + " rebuilt";
-    if (m >= 0) {
+    if (m >= 0 && (vol->room_mask() >> m & 1)) {
+      // Rebuilt into the distributed spare room: durable on the drives that
+      // took it before the superblocks say all of it is there.
+      msg = "member " + std::to_string(m) + " rebuilt into the distributed spare room";
+      vol->members_error(flush_members(), -EIO);
+      persist([&] { sb.slots[m].rebuild_checkpoint = g.stripes() * g.strip_bytes; });
+    } else if (m >= 0) {
       // Its rebuilt data is durable before the superblocks call it active;
       // a member that cannot flush (or take that superblock) fails.
       if (vol->member(uint32_t(m))->sync_flush() != 0) {
@@ -392,6 +426,13 @@ void Group::Impl::housekeeping_tick(bool slow) {
     for (uint32_t m = 0; m < g.members; m++) {
       if (!(failed >> m & 1)) continue;
       std::string err;
+      // Declustered: into the distributed spare room while it has room (a
+      // rebuild onto every survivor), spare drives after.
+      if (vol->room_left()) {
+        if (!start_room_rebuild(m, &err)) emit(GroupEvent::SpareFailed, int(m), err);
+        if (vol->failed_mask() & ~vol->missing_mask() & ~(1ull << m)) want_auto_replace = true;  // the next, after it
+        break;
+      }
       if (take_spare_for(m, &err)) break;
       if (spares_left()) want_auto_replace = true;  // that spare left the group: the next one, next tick
       break;
@@ -405,7 +446,13 @@ void Group::Impl::housekeeping_tick(bool slow) {
   if (rm >= 0 && rcp > persisted_rebuild_cp && rcp < g.stripes()) {
     // The new member's data below the checkpoint is durable before the
     // checkpoint says so; a member that cannot flush fails (its rebuild stops).
-    if (vol->member(uint32_t(rm))->sync_flush() != 0) {
+    // In the spare room: every drive that took part of it.
+    if (vol->room_mask() >> rm & 1) {
+      vol->members_error(flush_members(), -EIO);
+      persist([&] { sb.slots[rm].rebuild_checkpoint = rcp * g.strip_bytes; });
+      persisted_rebuild_cp = rcp;
+      emit(GroupEvent::RebuildProgress, rm, std::to_string(rcp * 100 / g.stripes()) + "%");
+    } else if (vol->member(uint32_t(rm))->sync_flush() != 0) {
       vol->member_error(uint32_t(rm), -EIO);
     } else {
       persist([&] { sb.slots[rm].rebuild_checkpoint = rcp * g.strip_bytes; });

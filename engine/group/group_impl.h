@@ -126,6 +126,8 @@ struct Group::Impl {
   void housekeeping_loop();
   void housekeeping_tick(bool slow);
   bool take_spare_for(uint32_t member, std::string* err);
+  // Declustered: rebuilds failed `member` into the distributed spare room.
+  bool start_room_rebuild(uint32_t member, std::string* err);
   size_t spares_left() const;
   // The member a rebuild runs for, or -1: a rebuild that finished runs on
   // until the housekeeper made its member active on disk (a second rebuild

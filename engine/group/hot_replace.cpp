@@ -38,6 +38,8 @@ bool Group::hot_replace(uint32_t index, std::unique_ptr<Drive> drive, bool force
   const Geometry& g = v.geometry();
   const std::string who = "member " + std::to_string(index);
   if (index >= g.members) return *err = "no " + who, false;
+  if (v.room_mask() >> index & 1)
+    return *err = who + " lives in the distributed spare room: copying it back onto a drive is not built yet", false;
   if (!g.has_parity() && !g.is_mirror()) return *err = "raid0 has no redundancy: a member cannot be swapped out", false;
   if (v.unusable_mask() >> index & 1)
     return *err = who + " is not working (failed, missing or rebuilding): replace it with a rebuild instead", false;

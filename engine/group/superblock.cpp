@@ -138,7 +138,8 @@ void encode_superblock(const Superblock& sb, uint8_t* out) {
   for (const Slot& s : sb.slots) {    // 512 + 32 * i
     w.bytes(s.uuid.data(), 16);
     w.u8(uint8_t(s.state));
-    for (int i = 0; i < 7; i++) w.u8(0);
+    w.u8(s.room);
+    for (int i = 0; i < 6; i++) w.u8(0);
     w.u64(s.rebuild_checkpoint);
   }
   uint32_t crc = crc_of(out);
@@ -203,7 +204,9 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     uint8_t st = r.u8();
     if (st > uint8_t(SlotState::Missing)) return DecodeResult::Malformed;
     sl.state = SlotState(st);
-    r.at += 7;
+    sl.room = r.u8();
+    r.at += 6;
+    if (sl.room && (s.version < 4 || sl.state != SlotState::Failed)) return DecodeResult::Malformed;
     sl.rebuild_checkpoint = r.u64();
   }
   if (s.members == 0 || s.members > kMaxMembers || s.slot >= kMaxSlots || s.data_offset < kMetadataBytes)

@@ -44,6 +44,10 @@ struct Slot {
   Uuid uuid{};
   SlotState state = SlotState::Empty;
   uint64_t rebuild_checkpoint = 0;  // Rebuilding: member data bytes rebuilt (stripes below are current)
+  // Declustered groups (version 4): a Failed member rebuilt into the
+  // distributed spare room, its place in the room's order + 1 (0: not in
+  // it); its rebuild_checkpoint is how far (all its data: rebuilt).
+  uint8_t room = 0;
 };
 
 enum SuperblockFlags : uint32_t {

@@ -64,6 +64,12 @@ class DeclusteredMap {
   int spare_for(uint64_t row, const std::vector<uint32_t>& failed, size_t j) const;
   // Whether `drive` holds a strip of a stripe in `row` (else one of its spare strips).
   bool holds_stripe_strip(uint64_t row, uint32_t drive) const;
+  // The drives holding `stripe`'s strips, as a mask.
+  uint64_t members_of(uint64_t stripe) const {
+    uint64_t m = 0;
+    for (uint32_t c = 0; c < w_; c++) m |= 1ull << drive(stripe, c);
+    return m;
+  }
   // Whether drive `d` holds a strip of `stripe`.
   bool in_stripe(uint64_t stripe, uint32_t d) const {
     for (uint32_t c = 0; c < w_; c++)

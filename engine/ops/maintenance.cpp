@@ -48,7 +48,7 @@ void writes_done(Op* op) {
   // bitmap tracking on) before the intent ends, so its region is tracked.
   const bool ok = absorb_errors(op);
   release_write_intent(op);
-  const bool rebuild_target_lost = op->maint.kind == M::Rebuild && op->vol->rebuilding_member() != op->maint.rebuild_member;
+  const bool rebuild_target_lost = op->maint.kind == M::Rebuild && op->vol->rebuilding_member() != op->maint.rebuilding;
   if (op->maint.kind == M::Rebuild && ok && !rebuild_target_lost) bump(counters_of(op).rebuild_stripes_written);
   finish_maintenance(op, ok && !rebuild_target_lost ? 0 : -EIO);
 }
@@ -168,7 +168,7 @@ void mirror_locked(Op* op) {
   const Geometry& g = v->geometry();
   const bool rebuild = op->maint.kind == M::Rebuild;
   const bool scrub = op->maint.kind == M::Scrub || op->maint.kind == M::ScrubRepair;
-  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->maint.rebuild_member : v->failed_mask_for(op->stripe);
+  const uint64_t failed = v->failed_mask_for(op->stripe) | (rebuild ? 1ull << op->maint.rebuild_member : 0);
   // Pass 1: a buffer for every copy to read (the first copy of each strip,
   // every copy when scrubbing), before any I/O is issued.
   for (uint32_t m = 0; m < g.members; m++) op->maint.copy[m] = nullptr;
@@ -376,7 +376,7 @@ void parity_locked(Op* op) {
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips(), m = g.parity, L = g.strip_bytes;
   const bool rebuild = op->maint.kind == M::Rebuild;
-  const uint64_t failed = rebuild ? v->failed_mask() | 1ull << op->maint.rebuild_member : v->failed_mask_for(op->stripe);
+  const uint64_t failed = v->failed_mask_for(op->stripe) | (rebuild ? 1ull << op->maint.rebuild_member : 0);
   const uint64_t lost = failed_roles(g, op->stripe, failed);
   if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish_maintenance(op, -EIO);
   uint64_t reads = 0;
@@ -437,7 +437,7 @@ void maint_locked(Op* op) {
     op->maint.res->skipped = true;
     return finish_maintenance(op, 0);
   }
-  if (op->maint.kind == M::Rebuild && op->vol->rebuilding_member() != op->maint.rebuild_member) return finish_maintenance(op, -EIO);
+  if (op->maint.kind == M::Rebuild && op->vol->rebuilding_member() != op->maint.rebuilding) return finish_maintenance(op, -EIO);
   // A member back from a path loss holds every stripe it did not miss:
   // finished in the next turn (with the lock held), never inside submit,
   // where it could complete other rebuilt stripes and recurse.

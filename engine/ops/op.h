@@ -85,7 +85,8 @@ struct ReadCtx {
 struct MaintenanceCtx {
   Volume::Maintenance kind = Volume::Maintenance::Resync;
   Volume::MaintenanceResult* res = nullptr;
-  int rebuild_member = -1;    // Rebuild: the member being rebuilt
+  int rebuild_member = -1;    // Rebuild: the member whose strip of this stripe is rebuilt
+  int rebuilding = -1;        // Rebuild: the member being rebuilt then (the same but for the spare room's moves)
   RebuildRun* run = nullptr;  // a rebuild run's op: the run it belongs to
   // Parity levels (rd[role] holds what was read):
   uint32_t rebuild_role = 0;        // Rebuild: the role of the stripe on rebuild_member

@@ -122,10 +122,13 @@ static void member_io_done(MemberIo* io) {
   if (io->res < 0) {
     op->errored |= 1ull << io->tag;
     op->io_err = io->res;
+    // A member in the spare room: the drive that took its I/O failed.
+    if (io->drive_index != io->tag) op->vol->member_error(io->drive_index, io->res);
   } else if (io->kind == MemberIo::Write) {
     // Counted while any stripe may be degraded: a member failed, or one
     // being rebuilt (stripes past its checkpoint still stand in for it).
-    if (op->vol->unusable_mask()) op->vol->durability().wrote(io->tag);
+    // By the drive that took it: a flush of that member makes it durable.
+    if (op->vol->unusable_mask()) op->vol->durability().wrote(io->drive_index);
   } else if (io->kind == MemberIo::Flush) {
     op->vol->durability().flushed(io->tag, io->flush_upto);
   }
@@ -161,6 +164,9 @@ MemberIo* prepare_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64
   io->len = 0;
   io->dsync = dsync;
   io->tag = member;
+  io->drive_index = member;
+  if (__builtin_expect(op->vol->room_mask() >> member & 1, 0) && kind != MemberIo::Flush)
+    op->vol->route_to_room(io, member);
   io->ctx = op;
   io->done = member_io_done;
   if (kind == MemberIo::Flush) io->flush_upto = op->vol->durability().written(member);
@@ -191,10 +197,16 @@ uint8_t* user_ptr(const Op* op, uint64_t stripe, uint32_t i, uint32_t col) {
   return op->buf + (logical - op->off);
 }
 
+// Whether two member offsets lie in one row of strips.
+static bool same_row(const Volume* v, uint64_t a, uint64_t b) {
+  const uint32_t strip = v->geometry().strip_bytes;
+  return (a - v->data_offset()) / strip == (b - v->data_offset()) / strip;
+}
+
 void RunBuilder::add(uint32_t member, uint64_t moff, uint8_t* p, uint32_t len) {
   MemberIo* io = (open_mask_ >> member & 1) ? open_[member] : nullptr;
-  if (io && (io->offset + io->len != moff || io->len + len > io->drive->max_io_bytes() ||
-             io->iov.size() >= 256)) {
+  if (io && (io->offset + io->len != moff || io->len + len > io->drive->max_io_bytes() || io->iov.size() >= 256 ||
+             (io->drive_index != member && !same_row(op_->vol, io->offset, moff)))) {  // the room: a row each
     close(member);
     io = nullptr;
   }

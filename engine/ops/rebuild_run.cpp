@@ -48,7 +48,7 @@ void writes_done(Op* lead) {
   RebuildRun* run = lead->maint.run;
   Volume* v = lead->vol;
   const bool ok = absorb_errors(lead);
-  const bool target_lost = v->rebuilding_member() != lead->maint.rebuild_member;
+  const bool target_lost = v->rebuilding_member() != run->member;
   if (!ok || target_lost) return finish_run(run, -EIO);
   bump(counters_of(lead).rebuild_stripes_written, uint64_t(__builtin_popcountll(run->todo)));
   finish_run(run, 0);
@@ -63,7 +63,7 @@ void recovered(Op* lead) {
   RunBuilder w(lead, MemberIo::Write, false);
   for (uint64_t t = run->todo; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
-    w.add(uint32_t(lead->maint.rebuild_member), member_off(v, run_stripe(run, i), 0), run->out[i], L);
+    w.add(uint32_t(run->ops[i]->maint.rebuild_member), member_off(v, run_stripe(run, i), 0), run->out[i], L);
   }
   w.flush();
   end_issue(lead);
@@ -87,19 +87,19 @@ void reads_done(Op* lead) {
   const Geometry& g = v->geometry();
   const Codec& c = v->codec();
   const uint32_t k = c.k(), n = k + c.m();
-  const uint64_t failed = v->failed_mask() | 1ull << lead->maint.rebuild_member;
   ParityJob* jobs[kMaxRunStripes];
   uint32_t njobs = 0;
   for (uint64_t t = run->todo; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
     const uint64_t s = run_stripe(run, i);
-    const uint64_t lost = failed_roles(g, s, failed);
+    const int target = run->ops[i]->maint.rebuild_member;
+    const uint64_t lost = failed_roles(g, s, v->failed_mask_for(s) | 1ull << target);
     uint8_t* src[kMaxMembers];
     uint8_t* dst[kMaxMembers];
     uint64_t src_roles = 0, dst_roles = 0;
     for (uint32_t role = 0, got = 0; role < n; role++) {
       const uint32_t m = role_member(g, s, role);
-      if (int(m) == lead->maint.rebuild_member) {
+      if (int(m) == target) {
         dst_roles |= 1ull << role;
         dst[role] = run->out[i];
       } else if (!(lost >> role & 1) && got < k) {
@@ -126,18 +126,21 @@ void all_locked(Op* lead) {
   RebuildRun* run = lead->maint.run;
   Volume* v = lead->vol;
   const Geometry& g = v->geometry();
-  if (v->rebuilding_member() != lead->maint.rebuild_member || !g.survives(v->failed_mask()))
-    return finish_run(run, -EIO);
+  if (v->rebuilding_member() != run->member || !g.survives(v->failed_mask())) return finish_run(run, -EIO);
   // The stripes to rebuild: those of the member's sub-group, less those a
-  // member back from a path loss holds (it did not miss them).
-  const uint64_t failed = v->failed_mask() | 1ull << lead->maint.rebuild_member;
+  // member back from a path loss holds (it did not miss them). What each
+  // reads: its members but the failed ones and its target (the rebuilt
+  // member, or one of the spare room's it moves: each op has its own).
   const uint32_t width = v->codec().k() + v->codec().m();
+  uint64_t skip[kMaxRunStripes];
   run->todo = run->held = 0;
   for (uint32_t i = 0; i < run->n; i++) {
     const uint64_t s = run_stripe(run, i);
     run->used[i] = 0;
     for (uint32_t role = 0; role < width; role++) run->used[i] |= 1ull << role_member(g, s, role);
-    if (!(run->used[i] >> lead->maint.rebuild_member & 1)) continue;
+    const int target = run->ops[i]->maint.rebuild_member;
+    skip[i] = v->failed_mask_for(s) | 1ull << target;
+    if (!(run->used[i] >> target & 1)) continue;
     const bool held = v->hooks.rebuild_skip && v->hooks.rebuild_skip(s);
     (held ? run->held : run->todo) |= 1ull << i;
   }
@@ -145,7 +148,7 @@ void all_locked(Op* lead) {
   const uint32_t L = g.strip_bytes;
   for (uint64_t t = run->todo; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
-    for (uint64_t m = run->used[i] & ~failed; m; m &= m - 1)
+    for (uint64_t m = run->used[i] & ~skip[i]; m; m &= m - 1)
       if (!(run->strip[i][__builtin_ctzll(m)] = op_buffer(lead, L))) return wait_buffers(lead, all_locked);
     if (!(run->out[i] = op_buffer(lead, L))) return wait_buffers(lead, all_locked);
   }
@@ -153,7 +156,7 @@ void all_locked(Op* lead) {
   RunBuilder r(lead, MemberIo::Read, false);
   for (uint64_t t = run->todo; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
-    for (uint64_t m = run->used[i] & ~failed; m; m &= m - 1) {
+    for (uint64_t m = run->used[i] & ~skip[i]; m; m &= m - 1) {
       const uint32_t member = uint32_t(__builtin_ctzll(m));
       r.add(member, member_off(v, run_stripe(run, i), 0), run->strip[i][member], L);
     }

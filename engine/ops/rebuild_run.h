@@ -24,6 +24,14 @@ constexpr uint32_t kMaxRunStripes = 32;
 // wants several large I/Os queued per drive.
 constexpr uint32_t kMaxRebuildStripesInFlight = 2 * kMaxRunStripes;
 constexpr uint32_t kRebuildInFlightBytes = 2u << 20;
+// What a geometry keeps in flight, in stripes: the above, or for a
+// declustered level twice as many rows (2k stripes each): its rebuild
+// writes into every survivor, not one drive, and a row holds the rebuilt
+// member in one of its k stripes at most (a window of stripes alone kept
+// the same few rows in flight at 24 drives as at 48, and its rate flat).
+inline uint32_t rebuild_window_scale(const Geometry& g) {
+  return g.description().declustered ? 2 * g.row_stripes() : 1;
+}
 
 struct RebuildRun {
   Op* ops[kMaxRunStripes] = {};  // ops[i] rebuilds stripe first + i; ops[0] leads (phases, buffers)
@@ -31,6 +39,7 @@ struct RebuildRun {
   // maintenance, which fills it; a parity run reports through the counters).
   Volume::MaintenanceResult res[kMaxRunStripes];
   uint32_t n = 0;
+  int member = -1;  // the member being rebuilt when the run was made (each op's target may differ: the room)
   // Execution state (the home reactor only).
   uint32_t locked = 0;      // ops that hold their stripe lock
   uint64_t todo = 0;        // bit i: stripe i is rebuilt

@@ -410,8 +410,11 @@ void PplLog::leave(Op* op) {
 
 void PplLog::batch_written(Batch* b) {
   uint64_t volatile_members = 0;
-  const uint64_t failed = vol_.failed_mask();
-  for (uint64_t m = b->written & ~failed; m; m &= m - 1) {
+  const uint64_t failed = vol_.failed_mask(), room = vol_.room_mask();
+  uint64_t written = b->written & ~failed;
+  // A member in the spare room wrote to drives of other members: all of them, to be sure.
+  if (written & room) written = (written & ~room) | (((1ull << vol_.geometry().members) - 1) & ~failed & ~room);
+  for (uint64_t m = written; m; m &= m - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(m));
     if (vol_.member(i)->volatile_cache()) volatile_members |= 1ull << i;
   }

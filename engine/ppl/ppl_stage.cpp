@@ -115,9 +115,13 @@ static void make_entries(Op* op) {
   uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->w.ppl_mem.data()) + 4095) & ~uintptr_t(4095));
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
+    // A parity member in the distributed spare room has no log area of its
+    // own: its row goes unlogged, as a failed member's (ON-DISK.md).
+    const uint32_t member = role_member(g, op->stripe, k + r);
+    if (op->vol->room_mask() >> member & 1) continue;
     WriteCtx::PplRow& row = op->w.ppl_rows[op->w.ppl_nrows];
     row.row = r;
-    row.member = role_member(g, op->stripe, k + r);
+    row.member = member;
     row.payload = base + size_t(L) * op->w.ppl_nrows;
     row.len = L;
     row.sum = L ? partial_parity(op, e, r, row.payload) : 0;

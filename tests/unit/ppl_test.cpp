@@ -383,7 +383,11 @@ void submit_write(Volume& v, Reactor& r, Pending& p, uint64_t off, uint64_t len,
 }  // namespace
 
 // The writes of one reactor turn share one batch: one piece (one log write)
-// per parity member for all of them, not one per write.
+// per parity member for all of them, not one per write. Whole stripes, into
+// bitmap regions dirty already, so that neither member reads nor the
+// bitmap's worker spread their logging over the turns their completions
+// come back in (on a loaded machine read-modify-writes took 18 batches,
+// first writes into clean regions 10).
 TEST(WriteHoleGuard, OneTurnsWritesShareABatch) {
   GroupRig rig(5);
   std::string err;
@@ -392,20 +396,22 @@ TEST(WriteHoleGuard, OneTurnsWritesShareABatch) {
   Volume& v = g->volume();
   const Geometry geo = v.geometry();
   constexpr int kWrites = 32;
-  AlignedBuf buf(kWrites * 4096);
+  const uint64_t sdb = geo.stripe_data_bytes();
+  AlignedBuf buf(kWrites * sdb);
   fill_random(buf.data(), buf.size(), 3);
+  ASSERT_EQ(0, rig.io(v, IoRequest::Write, 0, buf.size(), buf.data()));  // the regions' bits set
+  fill_random(buf.data(), buf.size(), 4);
+  const uint64_t logged0 = v.ppl->logged_writes(), batches0 = v.ppl->batches();
   std::vector<Pending> p(kWrites);
-  for (int i = 0; i < kWrites; i++)  // 4 KiB into 32 stripes: read-modify-writes
-    submit_write(v, rig.reactor(), p[i], uint64_t(i) * geo.stripe_data_bytes(), 4096, buf.data() + i * 4096);
+  for (int i = 0; i < kWrites; i++)  // 32 whole stripes, submitted in one go
+    submit_write(v, rig.reactor(), p[i], uint64_t(i) * sdb, sdb, buf.data() + i * sdb);
   ASSERT_TRUE(rig.wait([&] { return std::all_of(p.begin(), p.end(), [](const Pending& x) { return x.done; }); }, 30));
   for (const Pending& x : p) EXPECT_EQ(x.q.result, 0);
-  EXPECT_EQ(v.ppl->logged_writes(), uint64_t(kWrites));
-  EXPECT_LE(v.ppl->batches(), 4u) << "writes submitted together were logged one batch each";
-  for (int i = 0; i < kWrites; i++) {
-    AlignedBuf got(4096);
-    ASSERT_EQ(0, rig.io(v, IoRequest::Read, uint64_t(i) * geo.stripe_data_bytes(), 4096, got.data()));
-    ASSERT_EQ(0, memcmp(got.data(), buf.data() + i * 4096, 4096)) << "write " << i;
-  }
+  EXPECT_EQ(v.ppl->logged_writes() - logged0, uint64_t(kWrites));
+  EXPECT_LE(v.ppl->batches() - batches0, 4u) << "writes submitted together were logged one batch each";
+  AlignedBuf got(kWrites * sdb);
+  ASSERT_EQ(0, rig.io(v, IoRequest::Read, 0, got.size(), got.data()));
+  ASSERT_EQ(0, memcmp(got.data(), buf.data(), got.size()));
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 

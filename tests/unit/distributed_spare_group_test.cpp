@@ -1,0 +1,152 @@
+// Rebuild into the distributed spare room through a drive group (issue 34):
+// a failed member of a declustered group is rebuilt onto every survivor's
+// spare strips by itself, the group is optimal again and survives P more
+// failures; a later failure moves the strips it held; writes during the
+// rebuild; the room comes back from the superblocks after a stop and after
+// a crash in the middle of a rebuild (which resumes).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/group/group.h"
+#include "tests/support/group_rig.h"
+#include "tests/support/test_array.h"
+#include "tests/support/volume_image.h"
+
+using namespace gpuraid;
+using namespace gpuraid::test;
+
+namespace {
+
+// 16 members of 4+2: two stripes a row and 4 spare strips (room for 4 members).
+constexpr uint32_t kDrives = 16;
+
+GroupConfig config() {
+  GroupConfig c;
+  c.level = Level::DR6;
+  c.declustered = {4, 2};
+  c.strip_bytes = 16384;
+  c.name = "dg-room";
+  c.assume_zeroed = true;
+  c.bitmap_region_bytes = 1u << 20;
+  return c;
+}
+
+bool room_rebuilt(GroupRig& rig, Group& g, uint32_t member) {
+  return rig.wait([&] {
+    GroupEvent e;
+    for (size_t from = 0; rig.find_event(GroupEvent::RebuildFinished, &e, from); from++)
+      if (e.member == int(member) && e.message.find("spare room") != std::string::npos) return g.state() == GroupState::Optimal;
+    return false;
+  });
+}
+
+// Every byte of the image reads back; a failure names the line.
+#define CHECK_IMAGE(vol)                                                \
+  do {                                                                  \
+    SCOPED_TRACE("image checked at line " + std::to_string(__LINE__)); \
+    img.check(rig, vol);                                                \
+  } while (0)
+
+std::vector<std::unique_ptr<Drive>> drives_but(GroupRig& rig, uint64_t gone) {
+  std::vector<std::unique_ptr<Drive>> d;
+  for (uint32_t i = 0; i < kDrives; i++)
+    if (!(gone >> i & 1)) d.push_back(rig.open(i));
+  return d;
+}
+
+}  // namespace
+
+TEST(DistributedSpareGroup, AFailedMemberIsRebuiltIntoTheRoomAndRelied) {
+  GroupRig rig(kDrives, 8u << 20);
+  std::string err;
+  auto g = rig.create(config(), 0, kDrives, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  Image img(v.size_bytes());
+  img.write_all(rig, v);
+  rig.clear_events();
+  ASSERT_TRUE(g->fail_member(3, &err)) << err;
+  ASSERT_TRUE(room_rebuilt(rig, *g, 3)) << "member 3 not rebuilt into the room";
+  EXPECT_EQ(v.room_mask(), 1ull << 3);
+  EXPECT_EQ(g->members()[3].path, kRoomPath);
+  EXPECT_EQ(g->members()[3].state, MemberState::Active);
+  EXPECT_FALSE(g->fail_member(3, &err));
+  EXPECT_NE(err.find("spare room"), std::string::npos) << err;
+  CHECK_IMAGE(v);
+  // P more failures: every byte still reads (the room's strips included).
+  ASSERT_TRUE(g->fail_member(7, &err)) << err;
+  ASSERT_TRUE(room_rebuilt(rig, *g, 7)) << "member 7 not rebuilt into the room";
+  CHECK_IMAGE(v);
+  ASSERT_TRUE(g->fail_member(0, &err)) << err;
+  ASSERT_TRUE(g->fail_member(12, &err)) << err;
+  CHECK_IMAGE(v);
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// Writes while the room's rebuild runs (slowed down), then a stop and an
+// assembly without the failed drives: the room comes back, the data too,
+// and it still survives P failures.
+TEST(DistributedSpareGroup, WritesDuringTheRebuildAndTheRoomAfterAStop) {
+  GroupRig rig(kDrives, 8u << 20);
+  std::string err;
+  auto g = rig.create(config(), 0, kDrives, &err);
+  ASSERT_TRUE(g) << err;
+  Image img(g->volume().size_bytes());
+  img.write_all(rig, g->volume());
+  g->set_rebuild_rate(4u << 20);
+  rig.clear_events();
+  ASSERT_TRUE(g->fail_member(5, &err)) << err;
+  std::mt19937_64 rng(34);
+  img.write_random(rig, g->volume(), rng, 200);
+  CHECK_IMAGE(g->volume());
+  g->set_rebuild_rate(0);
+  ASSERT_TRUE(room_rebuilt(rig, *g, 5));
+  img.write_random(rig, g->volume(), rng, 100);
+  ASSERT_TRUE(g->fail_member(9, &err)) << err;  // moves 5's strips that sat on 9
+  ASSERT_TRUE(room_rebuilt(rig, *g, 9));
+  CHECK_IMAGE(g->volume());
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  std::string note;
+  g = rig.assemble(drives_but(rig, 1ull << 5 | 1ull << 9), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(g->state(), GroupState::Optimal) << note;
+  EXPECT_EQ(g->volume().room_mask(), 1ull << 5 | 1ull << 9);
+  EXPECT_EQ(g->volume().room()->order(), (std::vector<uint32_t>{5, 9}));
+  CHECK_IMAGE(g->volume());
+  ASSERT_TRUE(g->fail_member(1, &err)) << err;
+  ASSERT_TRUE(g->fail_member(14, &err)) << err;
+  CHECK_IMAGE(g->volume());
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// A crash in the middle of the room's rebuild: the next start resumes it
+// from the persisted checkpoint and finishes; nothing written is lost.
+TEST(DistributedSpareGroup, ACrashDuringTheRebuildResumesIt) {
+  GroupRig rig(kDrives, 8u << 20);
+  std::string err;
+  auto g = rig.create(config(), 0, kDrives, &err);
+  ASSERT_TRUE(g) << err;
+  Image img(g->volume().size_bytes());
+  img.write_all(rig, g->volume());
+  g->set_rebuild_rate(2u << 20);
+  rig.clear_events();
+  ASSERT_TRUE(g->fail_member(2, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildProgress); })) << "no checkpoint persisted";
+  std::mt19937_64 rng(7);
+  img.write_random(rig, g->volume(), rng, 50);
+  ASSERT_TRUE(g->volume().rebuilding_member() == 2);
+  g.reset();  // crash: no clean stop
+  std::string note;
+  g = rig.assemble(drives_but(rig, 1ull << 2), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("into the distributed spare room resumes"), std::string::npos) << note;
+  rig.clear_events();
+  ASSERT_TRUE(room_rebuilt(rig, *g, 2));
+  CHECK_IMAGE(g->volume());
+  ASSERT_TRUE(g->fail_member(4, &err)) << err;
+  ASSERT_TRUE(g->fail_member(11, &err)) << err;
+  CHECK_IMAGE(g->volume());
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
