@@ -28,6 +28,6 @@ check "gpuraid --json vd cr<TAB>" "create " "$(complete_words gpuraid --json vd 
 
 step "options and their values"
 check "gpuraid dg create --le<TAB>" "--level " "$(complete_words gpuraid dg create --le)"
-check "gpuraid dg create --level <TAB>" "0 1 10 5 50 6 60 ec " "$(complete_words gpuraid dg create --level "")"
+check "gpuraid dg create --level <TAB>" "0 1 10 5 50 6 60 draid5 draid6 ec " "$(complete_words gpuraid dg create --level "")"
 check "gpuraid dg list --js<TAB> (a global option)" "--json " "$(complete_words gpuraid dg list --js)"
 echo "completion: OK"
