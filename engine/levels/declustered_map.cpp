@@ -24,7 +24,7 @@ bool DeclusteredMap::make(uint32_t drives, uint32_t data, uint32_t parity, uint3
   const uint32_t w = data + parity;
   if (data < 1 || parity < 1 || parity > 3)
     return *err = "a declustered stripe has 1 or more data strips and 1 to 3 parity strips", false;
-  if (drives > 64) return *err = "at most 64 drives", false;
+  if (drives > kMaxDrives) return *err = "at most " + std::to_string(kMaxDrives) + " drives", false;
   if (min_spares < 1) return *err = "a declustered group keeps at least one spare's room", false;
   if (drives < w + min_spares)
     return *err = std::to_string(drives) + " drives cannot hold a stripe of " + std::to_string(w) + " and " +
@@ -74,23 +74,22 @@ bool DeclusteredMap::holds_stripe_strip(uint64_t row, uint32_t drive) const {
   return true;
 }
 
-int DeclusteredMap::spare_for(uint64_t row, const std::vector<uint32_t>& failed, size_t j) const {
-  if (j >= failed.size()) return -1;
-  const uint32_t spares = spares_per_row();
-  std::vector<int> at_spare(failed.size(), -1);  // the spare strip (index) each failure's strip is on
-  std::vector<bool> taken(spares, false);
-  auto failed_by = [&](uint32_t drive, size_t e) {
-    return std::find(failed.begin(), failed.begin() + e + 1, drive) != failed.begin() + e + 1;
-  };
+int DeclusteredMap::spare_for(uint64_t row, const uint32_t* failed, size_t n, size_t j) const {
+  if (j >= n || n > kMaxDrives) return -1;
+  const uint32_t spares = spares_per_row();  // < kMaxDrives: the bits of `taken`
+  int at_spare[kMaxDrives];  // the spare strip (index) each failure's strip is on
+  std::fill(at_spare, at_spare + n, -1);
+  uint64_t taken = 0;
+  auto failed_by = [&](uint32_t drive, size_t e) { return std::find(failed, failed + e + 1, drive) != failed + e + 1; };
   auto first_free = [&](size_t e) {
     for (uint32_t i = 0; i < spares; i++)
-      if (!taken[i] && !failed_by(spare_drive(row, i), e)) {
-        taken[i] = true;
+      if (!(taken >> i & 1) && !failed_by(spare_drive(row, i), e)) {
+        taken |= 1ull << i;
         return int(i);
       }
     return -1;
   };
-  for (size_t e = 0; e < failed.size(); e++) {
+  for (size_t e = 0; e < n; e++) {
     const uint32_t x = failed[e];
     if (holds_stripe_strip(row, x)) {
       at_spare[e] = first_free(e);

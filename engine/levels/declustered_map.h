@@ -24,6 +24,7 @@ namespace gpuraid {
 class DeclusteredMap {
  public:
   static constexpr uint32_t kPermutations = 64;
+  static constexpr uint32_t kMaxDrives = 64;  // make() refuses more
 
   // False with *err when the shape cannot be made (fewer drives than a
   // stripe and its spares, more than 64 drives).
@@ -61,7 +62,12 @@ class DeclusteredMap {
   // so each failure changes one strip a row at most (distributed_spare.h
   // relies on it). -1: that drive holds no stripe strip in this row, or no
   // spare strip is left there.
-  int spare_for(uint64_t row, const std::vector<uint32_t>& failed, size_t j) const;
+  int spare_for(uint64_t row, const std::vector<uint32_t>& failed, size_t j) const {
+    return spare_for(row, failed.data(), failed.size(), j);
+  }
+  // The same over the first n failures of `failed`, allocating nothing
+  // (asked per stripe and per member I/O of a member in the room).
+  int spare_for(uint64_t row, const uint32_t* failed, size_t n, size_t j) const;
   // Whether `drive` holds a strip of a stripe in `row` (else one of its spare strips).
   bool holds_stripe_strip(uint64_t row, uint32_t drive) const;
   // The drives holding `stripe`'s strips, as a mask.

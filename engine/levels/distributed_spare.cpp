@@ -39,8 +39,7 @@ int DistributedSpare::drive_of(uint32_t member, uint64_t row) const {
 }
 
 int DistributedSpare::before_newcomer(size_t j, uint64_t row) const {
-  const std::vector<uint32_t> before(order_.begin(), order_.end() - 1);
-  return map_->spare_for(row, before, j);
+  return map_->spare_for(row, order_.data(), order_.size() - 1, j);
 }
 
 uint64_t DistributedSpare::unavailable(uint64_t stripe, uint64_t uncovered, uint64_t checkpoint) const {
