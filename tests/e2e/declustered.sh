@@ -33,10 +33,14 @@ gp vd create dr --size 96M --name v1 >/dev/null
 gp vd write v1 --pattern 7 --length 96M >/dev/null
 
 step "two members fail: every byte still reads"
+# Held slow, the rebuilds into the room (which start by themselves) cannot
+# end before the state is read, however loaded the machine.
+gp dg rates dr --rebuild 1M >/dev/null
 gp pd fail pd2 >/dev/null
 gp pd fail pd9 >/dev/null
 check dr degraded "$(gstate dr)"
 gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
+gp dg rates dr --rebuild 0 >/dev/null
 
 step "both rebuilt into the distributed spare room, by themselves"
 for i in $(seq 1 600); do [ "$(gstate dr)" = optimal ] && break; sleep 0.2; done
