@@ -158,7 +158,8 @@ boot() {
   done
   [ "$bus" = scsi ] && drives=(-device virtio-scsi-pci,id=scsi0 "${drives[@]}")
   timeout -k 5 "$timeout_s" qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
-    -nodefaults -net none -no-reboot -display none -serial stdio \
+    -nodefaults -net none -no-reboot -display none \
+    -chardev "stdio,id=console,logfile=$run/console.log" -serial chardev:console \
     -kernel "$kroot/boot/vmlinuz-$kver" -initrd "$initrd" \
     -append "console=ttyS0 panic=-1 quiet loglevel=3 vmrun=$run" \
     -virtfs "local,path=/,mount_tag=hostroot,readonly=on,$virtfs" \
@@ -179,17 +180,34 @@ boot() {
   stop_nbdkits TERM
 }
 
-# Multi-threaded TCG now and then kills the guest kernel while it boots
-# (seen: "Oops: int3" in code being live-patched, before any of our code
-# ran). Such a boot is retried, up to twice; a guest that started the
-# command is never booted again.
-for attempt in 1 2 3; do
-  rm -f "$run/status" "$run/started" "$run/cut"
+# Multi-threaded TCG now and then kills the guest kernel (seen: "Oops: int3"
+# in code being live-patched while it boots, before any of our code ran; a
+# double fault inside the kernel's kmalloc under a plain read(2) mid-run).
+# A boot that died before the command started is retried, up to twice. A
+# guest kernel that died mid-run (its console says "Kernel panic") runs the
+# whole command again once, from a clean run dir and fresh drives, and only
+# where nothing outlives a boot (no VMLANE_DRIVES, VMLANE_SHARE or cut file):
+# a panic our code causes happens again and fails the lane.
+rerun_left=1
+[ -n "${VMLANE_DRIVES:-}${VMLANE_SHARE:-}${VMLANE_CUT_FILE:-}" ] && rerun_left=0
+attempt=0
+while :; do
+  attempt=$((attempt + 1))
+  rm -f "$run/status" "$run/started" "$run/cut" "$run/console.log"
   boot
   [ -f "$run/cut" ] && { echo "vm lane: power cut (VMLANE_CUT_FILE), no status, as meant" >&2; exit 125; }
   [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && { echo "vm lane: timed out after ${timeout_s}s" >&2; exit 124; }
-  [ -f "$run/status" ] || [ -f "$run/started" ] && break
-  [ $attempt -lt 3 ] && echo "vm lane: the guest kernel died while booting (qemu exit $rc, TCG); booting again" >&2
+  [ -f "$run/status" ] && break
+  if [ -f "$run/started" ]; then
+    panic=$(grep -a -m1 -E 'Kernel panic|Oops:|PANIC:' "$run/console.log" 2>/dev/null | tr -d '\r' || true)
+    [ -n "$panic" ] && [ "$rerun_left" -gt 0 ] || break
+    rerun_left=0
+    echo "vm lane: the guest kernel died mid-run (TCG: $panic); running the command again from the start on fresh drives" >&2
+    find "$run" -mindepth 1 -maxdepth 1 ! -name cmd.sh ! -name stage2.sh -exec rm -rf {} +
+    continue
+  fi
+  [ $attempt -lt 3 ] || break
+  echo "vm lane: the guest kernel died while booting (qemu exit $rc, TCG); booting again" >&2
 done
 [ -f "$run/status" ] || { echo "vm lane: the guest reported no status (qemu exit $rc)" >&2; exit 125; }
 exit "$(cat "$run/status")"
