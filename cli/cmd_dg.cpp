@@ -86,6 +86,7 @@ void print_group(const v1::Group& g) {
                 {"write-hole guard", guard_str(g)},
                 {"rebuilds", g.rebuild_held() ? "held (gpuraid dg rebuild " + g.name() + " start)" : "run"},
                 {"spares", spares.empty() ? "-" : spares},
+                {"distributed spare room", room_str(g).empty() ? "-" : room_str(g)},
                 {"volumes", vols.empty() ? "-" : vols},
                 {"rates", rates_str(g)},
                 {"note", g.note().empty() ? "-" : g.note()}});

@@ -55,6 +55,7 @@ void print_group(const v1::Group& g, const v1::StatusOverview& st) {
   printf("      %s, %s strip, %s free, [%d/%d] [%s], redundancy %s%s%s\n", size_str(g.capacity_bytes()).c_str(),
          size_str(g.strip_bytes()).c_str(), size_str(g.free_bytes()).c_str(), online, g.members_size(),
          marks.c_str(), redundancy.c_str(), spares.empty() ? "" : ", spares: ", spares.c_str());
+  if (const std::string room = room_str(g); !room.empty()) printf("      distributed spare room: %s\n", room.c_str());
   std::string tasks = group_tasks(g);
   for (size_t at = 0; at < tasks.size();) {
     size_t nl = tasks.find('\n', at);

@@ -1,5 +1,7 @@
 #include "cli/describe.h"
 
+#include <algorithm>
+
 #include "cli/output.h"
 
 namespace gpuraid::cli {
@@ -9,6 +11,13 @@ namespace v1 = gpuraid::v1;
 std::string level_str(const v1::Group& g) {
   if (g.level() == v1::RAID_LEVEL_EC) return "ec " + std::to_string(g.members_size() - int(g.parity())) + "+" + std::to_string(g.parity());
   return v1::api_word(g.level());
+}
+
+std::string room_str(const v1::Group& g) {
+  if (!g.declustered_spares()) return "";
+  const uint32_t used = std::min(g.distributed_spares_used(), g.declustered_spares());
+  return std::to_string(used) + " of " + std::to_string(g.declustered_spares()) + " used, " +
+         std::to_string(g.declustered_spares() - used) + " free";
 }
 
 std::string export_str(const v1::Volume& v) {

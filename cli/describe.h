@@ -9,6 +9,8 @@ namespace gpuraid::cli {
 
 std::string level_str(const gpuraid::v1::Group& g);     // "raid6", "ec 4+2"
 std::string export_str(const gpuraid::v1::Volume& v);   // "ublk /dev/ublkb0", "-"
+// draid5/6: "1 of 2 used, 1 free" (members the distributed spare room holds); "" otherwise.
+std::string room_str(const gpuraid::v1::Group& g);
 std::string export_security_str(const gpuraid::v1::Volume& v);  // NBD: "TLS required (...)", "no TLS; INSECURE ..."
 std::string group_state_word(gpuraid::v1::GroupState s);  // "degraded"
 std::string drive_state_word(gpuraid::v1::DriveState s);  // "rebuilding"

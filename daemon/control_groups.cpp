@@ -80,6 +80,7 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   if (geo.subgroups > 1) out->set_subgroups(geo.subgroups);
   out->set_declustered_data(geo.declustered.data);
   out->set_declustered_spares(geo.declustered.spares);
+  out->set_distributed_spares_used(uint32_t(__builtin_popcountll(g.volume().room_mask())));
   out->set_geometry(geo.describe());
   out->set_capacity_bytes(g.volume().size_bytes());
   out->set_free_bytes(g.volume().size_bytes() - group_used_bytes(r.name()));
@@ -461,14 +462,16 @@ grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
     if (m.state == MemberState::Failed && failed < 0) failed = int(m.index);
   if (failed < 0) return precondition("nothing to rebuild in " + name + ": no member is failed");
   std::string err;
-  if (dg.spare_count() > 0) {
+  // Declustered groups: into the distributed spare room first, while it has room.
+  if (dg.spare_count() > 0 || dg.volume().room_left()) {
     if (!dg.rebuild_onto_spare(&err)) return precondition("cannot rebuild onto the spare of " + name + ": " + err);
   } else {
     take_pool_spare(gr, uint32_t(failed));
   }
   if (dg.rebuild_progress().running) return grpc::Status::OK;
   const std::string m = std::to_string(failed), pd = failed < gr.r.members_size() ? gr.r.members(failed) : "PD";
-  return precondition("member " + m + " of " + name + " is failed and there is no spare that fits: give it a drive " +
+  const std::string room = dg.volume().room() ? " (the distributed spare room is full)" : "";
+  return precondition("member " + m + " of " + name + " is failed and there is no spare that fits" + room + ": give it a drive " +
                       "(gpuraid dg replace " + name + " --member " + m + " --with PD), make one a spare (gpuraid pd " +
                       "spare PD), or put its own drive back (gpuraid dg readd " + name + " " + pd + ")");
 }

@@ -134,6 +134,14 @@ void group_metrics(PromText& p, const std::vector<v1::Group>& groups, const v1::
   p.family("dg_failures_tolerated", "gauge",
            "Further member failures the group survives now (0 while init or resync runs, or failed).");
   for (auto& g : groups) p.sample("dg_failures_tolerated", {{"dg", g.name()}}, uint64_t(g.failures_tolerated()));
+  p.family("dg_distributed_spares", "gauge",
+           "Declustered groups (draid5/6): the distributed spare room, in members, used and free.");
+  for (auto& g : groups) {
+    if (!g.declustered_spares()) continue;
+    const uint32_t used = std::min(g.distributed_spares_used(), g.declustered_spares());
+    p.sample("dg_distributed_spares", {{"dg", g.name()}, {"state", "used"}}, uint64_t(used));
+    p.sample("dg_distributed_spares", {{"dg", g.name()}, {"state", "free"}}, uint64_t(g.declustered_spares() - used));
+  }
   p.family("dg_members", "gauge", "Members per member state.");
   for (auto& g : groups)
     for (auto st : member_states) {

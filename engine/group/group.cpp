@@ -264,10 +264,14 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   im.drives.resize(kMaxSlots);
   std::vector<std::string> notes;  // for the operator, joined by "; "
   uint64_t failed = 0;
+  // Members failed while the group ran, not taken by a spare or the room
+  // before it stopped (a second failure waits for the first's rebuild).
+  uint64_t failed_at_stop = 0;
   int rebuilding = -1;
   for (uint32_t s = 0; s < kMaxSlots; s++) {
     Slot& sl = im.sb.slots[s];
     if (sl.state == SlotState::Empty) continue;
+    if (s < top.members && sl.state == SlotState::Failed && !sl.room) failed_at_stop |= 1ull << s;
     auto it = by_uuid.find(sl.uuid);
     const bool here = it != by_uuid.end();
     // A drive that missed more than the last update (a crash can interrupt
@@ -470,6 +474,15 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     im.rebuild_slot = rebuilding;
     im.bg->arm_rebuild(grp->volume_->rebuild_checkpoint());
   }
+  // Members that failed while it ran take the distributed spare room or a
+  // spare drive as at run time (housekeeping, once a rebuild that resumed
+  // here ends). Not those merely absent now: they may be on their way.
+  const Volume& v = *grp->volume_;
+  if (v.failed_mask() & failed_at_stop && (v.room_left() || im.spares_left())) {
+    im.want_auto_replace = true;
+    notes.push_back(v.room_left() ? "a failed member will be rebuilt into the distributed spare room"
+                                  : "a failed member will be rebuilt onto a spare");
+  }
   if (note) *note = join_notes(notes);
   return grp;
 }
@@ -627,8 +640,12 @@ bool Group::rebuild_onto_spare(std::string* err) {
   if (const int r = im.rebuild_owner(); r >= 0) return fail(err, "a rebuild of member " + std::to_string(r) + " is running");
   const uint64_t failed = v.failed_mask() & ~v.missing_mask();  // missing ones may come back
   if (!failed) return fail(err, "no member is failed: nothing to rebuild");
-  if (!im.spares_left()) return fail(err, "no spare");
-  return im.take_spare_for(uint32_t(__builtin_ctzll(failed)), err);
+  const uint32_t m = uint32_t(__builtin_ctzll(failed));
+  // Declustered: into the distributed spare room while it has room, as a failure does.
+  if (v.room_left()) return im.start_room_rebuild(m, err);
+  if (!im.spares_left())
+    return fail(err, v.room() ? "no spare drive, and the distributed spare room is full" : "no spare");
+  return im.take_spare_for(m, err);
 }
 
 bool Group::start_scrub(bool repair, std::string* err) {

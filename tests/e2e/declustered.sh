@@ -2,14 +2,22 @@
 # Declustered parity through the CLI (issue 34): dg create --level draid6
 # --data D --distributed-spares S (and its refusals), a VD written with a
 # pattern, two members failed (draid6 survives any two), each rebuilt into
-# the distributed spare room by itself (a replacement drive refused: no
-# copy-back yet), the daemon restarted (the group comes back from its
-# superblocks with its shape and its room), then two other members failed
-# with the rebuilt ones relied on; the data verified after each step.
+# the distributed spare room by itself (the second waiting for the first's
+# rebuild across a daemon restart; the room's use in status, dg show and the
+# metrics; a replacement drive refused: no copy-back yet), the daemon
+# restarted (the group comes back from its superblocks with its shape and
+# its room), then two other members failed with the rebuilt ones relied on
+# (dg rebuild start says the room is full); the data verified after each step.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 
-start_daemon
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+metric() {
+  python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "http://127.0.0.1:$PORT/metrics" | python3 "$(dirname "$0")/prom_check.py" get "$1" || fail "metric $1"
+}
+used() { gp dg show dr --json | json 'd.get("distributed_spares_used", 0)'; }
+start_daemon --metrics "$PORT"
 for i in $(seq 0 13); do gp pd add "$T/drive$i.img" --size 64M >/dev/null; done
 
 step "refusals say why"
@@ -29,6 +37,8 @@ check "declustered_spares" 2 "$(gp dg show dr --json | json 'd["declustered_spar
 check "level" draid6 "$(gp dg show dr --json | json 'd["level"]')"
 timeout 120 "$BIN/gpuraid" dg show dr --watch --interval 0.2 >/dev/null || fail "init did not finish in 120 s"
 check dr optimal "$(gstate dr)"
+check "room used, new group" 0 "$(used)"
+gp status | grep -q "distributed spare room: 0 of 2 used, 2 free" || fail "status does not show the free room: $(gp status)"
 gp vd create dr --size 96M --name v1 >/dev/null
 gp vd write v1 --pattern 7 --length 96M >/dev/null
 
@@ -39,12 +49,20 @@ gp dg rates dr --rebuild 1M >/dev/null
 gp pd fail pd2 >/dev/null
 gp pd fail pd9 >/dev/null
 check dr degraded "$(gstate dr)"
+check "room used: the first failure, the second waits" 1 "$(used)"
 gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
-gp dg rates dr --rebuild 0 >/dev/null
 
-step "both rebuilt into the distributed spare room, by themselves"
+step "a restart while the second waits: both rebuilt into the room after it, by themselves"
+stop_daemon
+start_daemon --metrics "$PORT"
+check "dr after the restart" degraded "$(gstate dr)"
+gp dg rates dr --rebuild 0 >/dev/null
 for i in $(seq 1 600); do [ "$(gstate dr)" = optimal ] && break; sleep 0.2; done
 check dr optimal "$(gstate dr)"
+check "room used" 2 "$(used)"
+gp status | grep -q "distributed spare room: 2 of 2 used, 0 free" || fail "status does not show the room used: $(gp status)"
+check "metric: room used" 2 "$(metric 'gpuraid_dg_distributed_spares{dg="dr",state="used"}')"
+check "metric: room free" 0 "$(metric 'gpuraid_dg_distributed_spares{dg="dr",state="free"}')"
 # The event log is written behind the state (a queue of its own): wait for it.
 for i in $(seq 1 50); do gp events --json | grep -q "rebuilt into the distributed spare room" && break; sleep 0.2; done
 gp events --json | grep -q "rebuilt into the distributed spare room" || fail "no event says a member was rebuilt into the room: $(gp events)"
@@ -55,7 +73,7 @@ expect_err_has "not built yet"
 
 step "a restart brings the group back with its shape"
 stop_daemon
-start_daemon
+start_daemon --metrics "$PORT"
 check dr optimal "$(gstate dr)"
 check "declustered_data after restart" 3 "$(gp dg show dr --json | json 'd["declustered_data"]')"
 gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
@@ -64,5 +82,7 @@ step "the rebuilt members carry their strips: two others fail"
 gp pd fail pd0 >/dev/null
 gp pd fail pd5 >/dev/null
 gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
+expect_rc 1 gp dg rebuild dr start
+expect_err_has "the distributed spare room is full"
 stop_daemon
 echo "PASS"
