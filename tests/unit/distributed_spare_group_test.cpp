@@ -45,7 +45,7 @@ bool room_rebuilt(GroupRig& rig, Group& g, uint32_t member) {
 #define CHECK_IMAGE(vol)                                                \
   do {                                                                  \
     SCOPED_TRACE("image checked at line " + std::to_string(__LINE__)); \
-    img.check(rig, vol);                                                \
+    img->check(rig, vol);                                               \
   } while (0)
 
 std::vector<std::unique_ptr<Drive>> drives_but(GroupRig& rig, uint64_t gone) {
@@ -55,17 +55,27 @@ std::vector<std::unique_ptr<Drive>> drives_but(GroupRig& rig, uint64_t gone) {
   return d;
 }
 
+// A group of kDrives 4+2 members, every byte written from `img` (the
+// reference copy the checks compare with).
+class DistributedSpareGroup : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g = rig.create(config(), 0, kDrives, &err);
+    ASSERT_TRUE(g) << err;
+    img = std::make_unique<Image>(g->volume().size_bytes());
+    img->write_all(rig, g->volume());
+    rig.clear_events();
+  }
+  GroupRig rig{kDrives, 8u << 20};
+  std::string err;
+  std::unique_ptr<Group> g;
+  std::unique_ptr<Image> img;
+};
+
 }  // namespace
 
-TEST(DistributedSpareGroup, AFailedMemberIsRebuiltIntoTheRoomAndRelied) {
-  GroupRig rig(kDrives, 8u << 20);
-  std::string err;
-  auto g = rig.create(config(), 0, kDrives, &err);
-  ASSERT_TRUE(g) << err;
+TEST_F(DistributedSpareGroup, AFailedMemberIsRebuiltIntoTheRoomAndRelied) {
   Volume& v = g->volume();
-  Image img(v.size_bytes());
-  img.write_all(rig, v);
-  rig.clear_events();
   ASSERT_TRUE(g->fail_member(3, &err)) << err;
   ASSERT_TRUE(room_rebuilt(rig, *g, 3)) << "member 3 not rebuilt into the room";
   EXPECT_EQ(v.room_mask(), 1ull << 3);
@@ -87,22 +97,15 @@ TEST(DistributedSpareGroup, AFailedMemberIsRebuiltIntoTheRoomAndRelied) {
 // Writes while the room's rebuild runs (slowed down), then a stop and an
 // assembly without the failed drives: the room comes back, the data too,
 // and it still survives P failures.
-TEST(DistributedSpareGroup, WritesDuringTheRebuildAndTheRoomAfterAStop) {
-  GroupRig rig(kDrives, 8u << 20);
-  std::string err;
-  auto g = rig.create(config(), 0, kDrives, &err);
-  ASSERT_TRUE(g) << err;
-  Image img(g->volume().size_bytes());
-  img.write_all(rig, g->volume());
+TEST_F(DistributedSpareGroup, WritesDuringTheRebuildAndTheRoomAfterAStop) {
   g->set_rebuild_rate(4u << 20);
-  rig.clear_events();
   ASSERT_TRUE(g->fail_member(5, &err)) << err;
   std::mt19937_64 rng(34);
-  img.write_random(rig, g->volume(), rng, 200);
+  img->write_random(rig, g->volume(), rng, 200);
   CHECK_IMAGE(g->volume());
   g->set_rebuild_rate(0);
   ASSERT_TRUE(room_rebuilt(rig, *g, 5));
-  img.write_random(rig, g->volume(), rng, 100);
+  img->write_random(rig, g->volume(), rng, 100);
   ASSERT_TRUE(g->fail_member(9, &err)) << err;  // moves 5's strips that sat on 9
   ASSERT_TRUE(room_rebuilt(rig, *g, 9));
   CHECK_IMAGE(g->volume());
@@ -123,19 +126,12 @@ TEST(DistributedSpareGroup, WritesDuringTheRebuildAndTheRoomAfterAStop) {
 
 // A crash in the middle of the room's rebuild: the next start resumes it
 // from the persisted checkpoint and finishes; nothing written is lost.
-TEST(DistributedSpareGroup, ACrashDuringTheRebuildResumesIt) {
-  GroupRig rig(kDrives, 8u << 20);
-  std::string err;
-  auto g = rig.create(config(), 0, kDrives, &err);
-  ASSERT_TRUE(g) << err;
-  Image img(g->volume().size_bytes());
-  img.write_all(rig, g->volume());
+TEST_F(DistributedSpareGroup, ACrashDuringTheRebuildResumesIt) {
   g->set_rebuild_rate(2u << 20);
-  rig.clear_events();
   ASSERT_TRUE(g->fail_member(2, &err)) << err;
   ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildProgress); })) << "no checkpoint persisted";
   std::mt19937_64 rng(7);
-  img.write_random(rig, g->volume(), rng, 50);
+  img->write_random(rig, g->volume(), rng, 50);
   ASSERT_TRUE(g->volume().rebuilding_member() == 2);
   g.reset();  // crash: no clean stop
   std::string note;
@@ -147,6 +143,31 @@ TEST(DistributedSpareGroup, ACrashDuringTheRebuildResumesIt) {
   CHECK_IMAGE(g->volume());
   ASSERT_TRUE(g->fail_member(4, &err)) << err;
   ASSERT_TRUE(g->fail_member(11, &err)) << err;
+  CHECK_IMAGE(g->volume());
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// Two failures: the second waits for the first's rebuild into the room. A
+// stop in between: the next start resumes the first and then takes the
+// room for the second by itself, as the running group would have.
+TEST_F(DistributedSpareGroup, ASecondFailureWaitingForTheRoomTakesItAfterAStop) {
+  g->set_rebuild_rate(2u << 20);
+  ASSERT_TRUE(g->fail_member(6, &err)) << err;
+  ASSERT_TRUE(g->fail_member(10, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return g->volume().rebuilding_member() == 6; }));
+  EXPECT_EQ(g->volume().room_mask(), 1ull << 6) << "the second failure took the room before the first was rebuilt";
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  std::string note;
+  g = rig.assemble(drives_but(rig, 1ull << 6 | 1ull << 10), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("will be rebuilt into the distributed spare room"), std::string::npos) << note;
+  ASSERT_TRUE(room_rebuilt(rig, *g, 6));
+  ASSERT_TRUE(room_rebuilt(rig, *g, 10)) << "the member that failed while the group ran was not taken by the room";
+  EXPECT_EQ(g->volume().room()->order(), (std::vector<uint32_t>{6, 10}));
+  CHECK_IMAGE(g->volume());
+  ASSERT_TRUE(g->fail_member(1, &err)) << err;
+  ASSERT_TRUE(g->fail_member(14, &err)) << err;
   CHECK_IMAGE(g->volume());
   ASSERT_TRUE(g->stop(&err)) << err;
 }
