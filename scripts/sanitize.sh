@@ -75,7 +75,8 @@ for lane in "${lanes[@]}"; do
   ctest --test-dir "$dir" --output-on-failure -j"$par" -L '^(unit|model)$' "${skip[@]}" "$@"
   if ((${#daemon_tests[@]})); then
     fuzz=$SECONDS
-    ctest --test-dir "$dir" --output-on-failure -R "^($(IFS='|'; echo "${daemon_tests[*]}"))\$"
+    # Side by side (each fuzzes a daemon of its own).
+    ctest --test-dir "$dir" --output-on-failure -j"$par" -R "^($(IFS='|'; echo "${daemon_tests[*]}"))\$"
     # Their case counts (ctest shows a passing test's output only in its log).
     grep -h -E '^(fuzz-tx|api_fuzz): ' "$dir/Testing/Temporary/LastTest.log" || true
     echo "sanitize.sh: $lane: daemon fuzzers $((SECONDS - fuzz)) s"
