@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <optional>
 
 #include "engine/group/group_impl.h"
 #include "engine/ppl/ppl_replay.h"
@@ -374,10 +375,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     }
     uint64_t n = 0;
     for (uint8_t b : dirty) n += __builtin_popcount(b);
-    // The log's replay reads members from their own drives: not one rebuilt
-    // into the distributed spare room. Degraded past the room, stripes with
-    // such a member are as a guardless group's (ON-DISK.md).
-    const bool guard = g.has_parity() && (top.flags & kFlagWriteHoleGuard) && !(unusable && !room_done.empty());
+    const bool guard = g.has_parity() && (top.flags & kFlagWriteHoleGuard);
     if (n && planned && (guard || !unusable || !g.has_parity())) {
       // The start before that stop replayed the log over these regions:
       // with a member unusable now, they are as consistent as after that replay.
@@ -395,10 +393,29 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       for (uint32_t s = 0; s < g.members; s++)
         if (im.present(s) && !(unusable >> s & 1)) usable[s] = im.drives[s].get();
       const uint64_t spr = top.bitmap_region_bytes / g.strip_bytes;
+      // Declustered, with members in the distributed spare room: their
+      // strips, and their parity rows' log entries, are where the volume
+      // will route them (the drives holding their spare strips).
+      std::optional<DistributedSpare> room_now;
+      PplRoomRoute room_route;
+      if (!room.empty()) {
+        std::vector<uint32_t> order = room_done;
+        if (room_newcomer >= 0) order.push_back(uint32_t(room_newcomer));
+        room_now.emplace(g.map());
+        if (!room_now->restore(order, room_newcomer >= 0, err)) return nullptr;
+        const uint64_t cp =
+            room_newcomer >= 0 ? im.sb.slots[room_newcomer].rebuild_checkpoint / g.strip_bytes : g.stripes();
+        room_route = [&g, &room_now, cp, failed](uint32_t m, uint64_t stripe) {
+          if (!room_now->holds(m)) return kPplNotInRoom;
+          if (room_now->unavailable(stripe, failed, cp) >> m & 1) return kPplUnavailable;
+          const int d = room_now->drive_of(m, g.group_row(stripe));
+          return d < 0 ? kPplUnavailable : d;
+        };
+      }
       PplReplayStats rs;
       if (!ppl_replay(g, Codec(g), top.ppl_log(), top.group_uuid, top.data_offset, usable,
                       [&](uint64_t st) { const uint64_t r = st / spr; return (dirty[r / 8] >> (r % 8) & 1) != 0; },
-                      &rs, err))
+                      &rs, err, room_route))
         return nullptr;
       if (unusable) {  // nothing to resync from: the log made them consistent
         guard_replayed = true;

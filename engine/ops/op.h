@@ -53,7 +53,7 @@ struct WriteCtx {
   // members the write went to, what runs after the log.
   struct PplRow {
     uint32_t row = 0;
-    uint32_t member = 0;
+    uint32_t member = 0;  // whose log it goes to: the parity member, or the drive holding its strip (spare room)
     uint8_t* payload = nullptr;
     uint32_t len = 0;  // 0: header alone (kPplZeroPayload)
     uint32_t sum = 0;  // ppl_payload_sum of the payload

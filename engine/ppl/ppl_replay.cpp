@@ -31,10 +31,29 @@ namespace {
 
 // A trusted entry of a stripe that may be torn, on a usable member.
 struct Found {
-  uint32_t member;
+  uint32_t member;       // the parity member of its row
   uint64_t payload_pos;  // where its partial parity starts, in the log area
   PplEntry e;
   bool v3 = false;       // format 3: payload_crc is ppl_payload_sum's, else crc32c
+  uint32_t log = 0;      // the member whose log holds it: `member`, or for a member
+                         // in the distributed spare room the one holding its strip
+};
+
+// Where a member's strip of a stripe is: on its own drive, or (a member in
+// the distributed spare room) on the drive holding its spare strip there.
+struct Drives {
+  const std::vector<Drive*>& members;
+  const PplRoomRoute& room;
+  // The index of the drive holding m's strip of the stripe; -1: unusable.
+  int index(uint32_t m, uint64_t stripe) const {
+    int i = room ? room(m, stripe) : kPplNotInRoom;
+    if (i == kPplNotInRoom) i = int(m);
+    return i < 0 || size_t(i) >= members.size() || !members[size_t(i)] ? -1 : i;
+  }
+  Drive* at(uint32_t m, uint64_t stripe) const {
+    const int i = index(m, stripe);
+    return i < 0 ? nullptr : members[size_t(i)];
+  }
 };
 
 // n bytes of the log area from pos, going on at its start past its end
@@ -60,25 +79,28 @@ bool read_payload(Drive& d, const PplLayout& l, const Found& f, uint8_t* pp, int
   return *rc >= 0 && (f.v3 ? ppl_payload_sum(pp, L) : ppl_crc(pp, L)) == f.e.payload_crc;
 }
 
-// Whether entry e, found on member m, may be one of this group's: a stripe
-// and row the geometry has, and m that row's member (RAID 50/60: a
+// Whether entry e, found in member m's log, may be one of this group's: a
+// stripe and row the geometry has, and m holding that row's parity strip
+// (its member's, or one in the room whose strip m holds; RAID 50/60: a
 // stripe's parity members are its sub-group's).
-bool plausible(const Geometry& g, uint32_t m, const PplEntry& e) {
+bool plausible(const Geometry& g, const Drives& dv, uint32_t m, const PplEntry& e) {
   const uint32_t k = g.data_strips();
-  return e.k == k && e.row < g.parity && e.stripe < g.stripes() && role_member(g, e.stripe, k + e.row) == m;
+  return e.k == k && e.row < g.parity && e.stripe < g.stripes() &&
+         dv.index(role_member(g, e.stripe, k + e.row), e.stripe) == int(m);
 }
 
 // Version 2: one entry per slot, stripe s in slot slot_of(s) only.
-bool collect_v2(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint32_t m, Drive& d,
-                uint8_t* hdr, uint8_t* pp, const std::function<bool(uint64_t)>& torn, PplReplayStats* st,
-                std::vector<Found>* found, std::string* err) {
+bool collect_v2(const Geometry& g, const Drives& dv, const PplLayout& l, const std::array<uint8_t, 16>& group,
+                uint32_t m, Drive& d, uint8_t* hdr, uint8_t* pp, const std::function<bool(uint64_t)>& torn,
+                PplReplayStats* st, std::vector<Found>* found, std::string* err) {
   for (uint32_t slot = 0; slot < l.slots; slot++) {
     int rc = d.sync_read(hdr, kPplHeaderBytes, l.slot_offset(slot));
     if (rc < 0) return io_fail(err, d, "log read", rc);
     PplEntry e;
     if (!decode_ppl_header(hdr, g.strip_bytes, &e) || e.group != group) continue;
-    if (!plausible(g, m, e) || l.slot_of(e.stripe) != slot) continue;
-    const Found f{m, l.slot_offset(slot) - l.offset + kPplHeaderBytes, e};
+    if (!plausible(g, dv, m, e) || l.slot_of(e.stripe) != slot) continue;
+    const Found f{role_member(g, e.stripe, g.data_strips() + e.row), l.slot_offset(slot) - l.offset + kPplHeaderBytes, e,
+                  false, m};
     if (!read_payload(d, l, f, pp, &rc)) {
       if (rc < 0) return io_fail(err, d, "log read", rc);
       continue;  // torn log write: its stripe was not touched
@@ -93,8 +115,8 @@ bool collect_v2(const Geometry& g, const PplLayout& l, const std::array<uint8_t,
 // in the area at 4 KiB boundaries; every block is looked at (older, reused
 // room holds stale headers too: their seq is below the floor, or their
 // payload's crc fails, or a newer write of the stripe is there).
-bool collect_v3(const Geometry& g, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t seq_floor,
-                uint32_t m, Drive& d, const std::function<bool(uint64_t)>& torn, PplReplayStats* st,
+bool collect_v3(const Geometry& g, const Drives& dv, const PplLayout& l, const std::array<uint8_t, 16>& group,
+                uint64_t seq_floor, uint32_t m, Drive& d, const std::function<bool(uint64_t)>& torn, PplReplayStats* st,
                 std::vector<Found>* found, std::string* err) {
   constexpr size_t kChunk = 1u << 20;
   AlignedBuf chunk = aligned(kChunk);
@@ -118,9 +140,11 @@ bool collect_v3(const Geometry& g, const PplLayout& l, const std::array<uint8_t,
       }
       if (h.group != group || h.seq < seq_floor || h.total_bytes > area) continue;
       for (const PplEntry& e : entries) {
-        if (!plausible(g, m, e)) continue;
+        if (!plausible(g, dv, m, e)) continue;
         st->entries++;
-        if (torn(e.stripe)) found->push_back(Found{m, (base + o + e.payload_off) % area, e, true});
+        if (torn(e.stripe))
+          found->push_back(Found{role_member(g, e.stripe, g.data_strips() + e.row), (base + o + e.payload_off) % area, e,
+                                 true, m});
       }
     }
   }
@@ -134,13 +158,13 @@ bool collect_v3(const Geometry& g, const PplLayout& l, const std::array<uint8_t,
 // different writes: the stripe is as the previous write left it, complete
 // (a slot is reused only once its write ended), and replaying some rows
 // from the newer entry would make them disagree with the others.
-bool one_write(const Geometry& g, const std::vector<Drive*>& members, const Found* f, size_t n) {
+bool one_write(const Geometry& g, const Drives& dv, const Found* f, size_t n) {
   const uint32_t k = g.data_strips();
   for (size_t i = 0; i < n; i++)
     if (!(f[i].e.flags & kPplWriteSeq)) return true;  // an older gpuraid's entries: each row alone
   for (uint32_t r = 0; r < g.parity; r++) {
     const uint32_t pm = role_member(g, f[0].e.stripe, k + r);
-    if (pm >= members.size() || !members[pm]) continue;
+    if (!dv.at(pm, f[0].e.stripe)) continue;
     bool has = false;
     for (size_t i = 0; i < n; i++) has |= f[i].member == pm && f[i].e.seq == f[0].e.seq;
     if (!has) return false;
@@ -154,12 +178,12 @@ constexpr int kNoLostWriter = -1, kLostWriters = -2;
 
 // Per 4 KiB block of [c0, c1): the data role of the one unusable member
 // the write wrote there, kNoLostWriter for none, kLostWriters for several.
-std::vector<int> lost_writer_per_block(const Geometry& g, const PplEntry& e, const std::vector<Drive*>& members) {
+std::vector<int> lost_writer_per_block(const Geometry& g, const PplEntry& e, const Drives& dv) {
   std::vector<int> lost((e.c1 - e.c0 + 4095) / 4096, kNoLostWriter);
   for (uint32_t di = 0; di < e.k; di++) {
     const StripRange r = e.ranges[di];
     const uint32_t m = role_member(g, e.stripe, di);
-    if (r.empty() || (m < members.size() && members[m])) continue;
+    if (r.empty() || dv.at(m, e.stripe)) continue;
     for (uint32_t col = r.a; col < r.b; col += 4096) {
       int& x = lost[(col - e.c0) / 4096];
       x = x == kNoLostWriter ? int(di) : kLostWriters;
@@ -169,17 +193,17 @@ std::vector<int> lost_writer_per_block(const Geometry& g, const PplEntry& e, con
 }
 
 // row += row e.row over the logged ranges as usable members hold them.
-bool add_present_ranges(const Geometry& g, const Codec& c, const PplEntry& e, uint64_t data_offset,
-                        const std::vector<Drive*>& members, uint8_t* data, uint8_t* row, std::string* err) {
+bool add_present_ranges(const Geometry& g, const Codec& c, const PplEntry& e, uint64_t data_offset, const Drives& dv,
+                        uint8_t* data, uint8_t* row, std::string* err) {
   const uint32_t k = g.data_strips();
   uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * e.row;
   const uint64_t base = data_offset + g.member_offset(e.stripe);
   for (uint32_t di = 0; di < k; di++) {
     const StripRange r = e.ranges[di];
-    const uint32_t m = role_member(g, e.stripe, di);
-    if (r.empty() || m >= members.size() || !members[m]) continue;
-    const int rc = members[m]->sync_read(data, r.b - r.a, base + r.a);
-    if (rc < 0) return io_fail(err, *members[m], "data read", rc);
+    Drive* d = dv.at(role_member(g, e.stripe, di), e.stripe);
+    if (r.empty() || !d) continue;
+    const int rc = d->sync_read(data, r.b - r.a, base + r.a);
+    if (rc < 0) return io_fail(err, *d, "data read", rc);
     gf_vect_mad(int(r.b - r.a), int(k), int(di), tables, data, row + (r.a - e.c0));
   }
   return true;
@@ -192,11 +216,10 @@ bool add_present_ranges(const Geometry& g, const Codec& c, const PplEntry& e, ui
 // data on disk and that D_x. The first row then equals the disk's.
 bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size_t n,
                          const std::vector<AlignedBuf>& rows, uint32_t x, uint64_t data_offset, uint32_t off,
-                         uint32_t len, const std::vector<Drive*>& members, uint8_t* scratch /* 8 KiB */,
-                         std::string* err) {
+                         uint32_t len, const Drives& dv, uint8_t* scratch /* 8 KiB */, std::string* err) {
   const uint32_t k = g.data_strips();
   const PplEntry& e0 = f[0].e;
-  Drive* d0 = members[f[0].member];
+  Drive* d0 = dv.at(f[0].member, e0.stripe);
   const int rc = d0->sync_read(scratch, 4096, data_offset + g.member_offset(e0.stripe) + e0.c0 + off);
   if (rc < 0) return io_fail(err, *d0, "parity read", rc);
   uint8_t* acc = scratch;  // P_r0(disk) + row_r0 = g_r0,x * D_x
@@ -222,21 +245,22 @@ bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size
 // older write's entries are still there unless it was made durable (a
 // member's pieces are reclaimed in write order, after a flush). Moves the
 // chosen entries to the front of f; returns how many (0: none).
-size_t newest_whole_write(const Geometry& g, const PplLayout& l, const std::vector<Drive*>& members, Found* f,
-                          size_t n, uint8_t* pp, std::string* err, bool* io_error) {
+size_t newest_whole_write(const Geometry& g, const PplLayout& l, const Drives& dv, Found* f, size_t n, uint8_t* pp,
+                          std::string* err, bool* io_error) {
   const uint32_t k = g.data_strips();
   for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
     for (i1 = i0 + 1; i1 < n && f[i1].e.seq == f[i0].e.seq;) i1++;
     uint64_t have = 0;
     for (size_t i = i0; i < i1; i++) {
       int rc = 0;
-      if (read_payload(*members[f[i].member], l, f[i], pp, &rc)) have |= 1ull << f[i].member;
-      else if (rc < 0) return *io_error = true, io_fail(err, *members[f[i].member], "log read", rc), 0;
+      Drive& log = *dv.members[f[i].log];
+      if (read_payload(log, l, f[i], pp, &rc)) have |= 1ull << f[i].member;
+      else if (rc < 0) return *io_error = true, io_fail(err, log, "log read", rc), 0;
     }
     bool whole = true;
     for (uint32_t r = 0; r < g.parity; r++) {
       const uint32_t pm = role_member(g, f[i0].e.stripe, k + r);
-      if (pm < members.size() && members[pm] && !(have >> pm & 1)) whole = false;
+      if (dv.at(pm, f[i0].e.stripe) && !(have >> pm & 1)) whole = false;
     }
     if (!whole) continue;
     size_t w = 0;
@@ -251,8 +275,10 @@ size_t newest_whole_write(const Geometry& g, const PplLayout& l, const std::vect
 
 bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, const std::array<uint8_t, 16>& group,
                 uint64_t data_offset, const std::vector<Drive*>& members,
-                const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err) {
+                const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err,
+                const PplRoomRoute& room) {
   const PplLayout& l = log.layout;
+  const Drives dv{members, room};
   AlignedBuf hdr = aligned(kPplHeaderBytes), pp = aligned(g.strip_bytes), data = aligned(g.strip_bytes);
   AlignedBuf block = aligned(2 * 4096);  // agree_on_lost_block's
   // Every trusted entry of a torn stripe, on every usable member.
@@ -260,8 +286,8 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
   for (uint32_t m = 0; m < g.members && m < members.size(); m++) {
     Drive* d = members[m];
     if (!d) continue;
-    const bool ok = log.format >= 3 ? collect_v3(g, l, group, log.seq_floor, m, *d, torn, st, &found, err)
-                                    : collect_v2(g, l, group, m, *d, hdr.get(), pp.get(), torn, st, &found, err);
+    const bool ok = log.format >= 3 ? collect_v3(g, dv, l, group, log.seq_floor, m, *d, torn, st, &found, err)
+                                    : collect_v2(g, dv, l, group, m, *d, hdr.get(), pp.get(), torn, st, &found, err);
     if (!ok) return false;
   }
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
@@ -274,9 +300,9 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
     size_t n = i1 - i0;
     if (log.format >= 3) {
       bool io_error = false;
-      n = newest_whole_write(g, l, members, &found[i0], n, pp.get(), err, &io_error);
+      n = newest_whole_write(g, l, dv, &found[i0], n, pp.get(), err, &io_error);
       if (io_error) return false;
-    } else if (!one_write(g, members, &found[i0], n)) {
+    } else if (!one_write(g, dv, &found[i0], n)) {
       n = 0;
     }
     if (n == 0) {
@@ -288,11 +314,11 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
     // they are on disk, on the members that are usable.
     for (size_t i = 0; i < n; i++) {
       const PplEntry& e = found[i0 + i].e;
-      Drive* d = members[found[i0 + i].member];
+      Drive* d = members[found[i0 + i].log];
       int rc = 0;
       if (!read_payload(*d, l, found[i0 + i], rows[i].get(), &rc))
         return io_fail(err, *d, "log read", rc < 0 ? rc : -EIO);  // it was whole a moment ago
-      if (!add_present_ranges(g, c, e, data_offset, members, data.get(), rows[i].get(), err)) return false;
+      if (!add_present_ranges(g, c, e, data_offset, dv, data.get(), rows[i].get(), err)) return false;
     }
     // Columns a missing member was written at: were that write complete,
     // the parity there is consistent and rebuilds the member's new data;
@@ -304,20 +330,21 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
     // disk are kept (docs/ON-DISK.md: not covered).
     const PplEntry& e0 = found[i0].e;
     const uint32_t L = e0.c1 - e0.c0;
-    const std::vector<int> lost = lost_writer_per_block(g, e0, members);
+    const std::vector<int> lost = lost_writer_per_block(g, e0, dv);
     std::vector<uint8_t> put(lost.size());  // per block: 0 keep the disk's rows, 1 write every row, 2 all but the first
     for (size_t b = 0; b < lost.size(); b++) put[b] = lost[b] == kNoLostWriter ? 1 : 0;
     const bool same_write = n > 1 && (e0.flags & kPplWriteSeq);
     for (size_t b = 0; same_write && b < lost.size(); b++) {
       if (lost[b] < 0) continue;
       const uint32_t off = uint32_t(b) * 4096, len = std::min<uint32_t>(4096, L - off);
-      if (!agree_on_lost_block(g, c, &found[i0], n, rows, uint32_t(lost[b]), data_offset, off, len, members, block.get(), err))
+      if (!agree_on_lost_block(g, c, &found[i0], n, rows, uint32_t(lost[b]), data_offset, off, len, dv, block.get(), err))
         return false;
       put[b] = 2;
     }
     for (size_t i = 0; i < n; i++) {
       const PplEntry& e = found[i0 + i].e;
-      Drive* d = members[found[i0 + i].member];
+      const int di = dv.index(found[i0 + i].member, e.stripe);  // where its parity strip is
+      Drive* d = members[size_t(di)];
       const uint64_t at = data_offset + g.member_offset(e.stripe) + e.c0;
       for (uint32_t b0 = 0; b0 < put.size();) {
         auto writes = [&](uint32_t b) { return put[b] == 1 || (put[b] == 2 && i > 0); };
@@ -333,7 +360,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
         b0 = b1;
       }
       st->rows_written++;
-      wrote |= 1ull << found[i0 + i].member;
+      wrote |= 1ull << di;
     }
   }
   for (uint64_t w = wrote; w; w &= w - 1) {

@@ -31,6 +31,15 @@ struct PplLogOnDisk {
   uint64_t seq_floor = 0;
 };
 
+// Declustered groups with members in the distributed spare room: the index
+// of the member whose drive holds `member`'s strip of `stripe` (the spare
+// strip of its row there), kPplNotInRoom for a member not in the room (its
+// own drive), kPplUnavailable where that strip cannot be read (its drive
+// failed, or a rebuild into the room has not reached it). Such a member's
+// parity row is logged in the log of the drive holding its strip.
+using PplRoomRoute = std::function<int(uint32_t member, uint64_t stripe)>;
+constexpr int kPplNotInRoom = -1, kPplUnavailable = -2;
+
 // members[i]: member i's drive, or null when it is not usable (failed,
 // missing, being rebuilt): its log is not read, and where one such member
 // was being written the rows are made to agree on the bytes the first
@@ -42,7 +51,8 @@ struct PplLogOnDisk {
 // group as consistent.
 bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, const std::array<uint8_t, 16>& group,
                 uint64_t data_offset, const std::vector<Drive*>& members,
-                const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err);
+                const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err,
+                const PplRoomRoute& room = {});
 
 // Zeroes d's whole log area: no entry there is trusted any more. For
 // a drive that (re)joins as a member being rebuilt, whose old entries name

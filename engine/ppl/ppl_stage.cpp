@@ -116,12 +116,18 @@ static void make_entries(Op* op) {
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
     // A parity member in the distributed spare room has no log area of its
-    // own: its row goes unlogged, as a failed member's (ON-DISK.md).
-    const uint32_t member = role_member(g, op->stripe, k + r);
-    if (op->vol->room_mask() >> member & 1) continue;
+    // own: its row goes into the log of the drive holding its strip of this
+    // row (no member of this stripe there: that strip is its spare), where
+    // the replay looks for it (ON-DISK.md).
+    uint32_t member = role_member(g, op->stripe, k + r);
+    if (op->vol->room_mask() >> member & 1) {
+      const int d = op->vol->room()->drive_of(member, g.group_row(op->stripe));
+      if (d < 0 || op->vol->failed_mask() >> d & 1) continue;  // not written then (plan_write)
+      member = uint32_t(d);
+    }
     WriteCtx::PplRow& row = op->w.ppl_rows[op->w.ppl_nrows];
     row.row = r;
-    row.member = member;
+    row.member = member;  // whose log takes it
     row.payload = base + size_t(L) * op->w.ppl_nrows;
     row.len = L;
     row.sum = L ? partial_parity(op, e, r, row.payload) : 0;

@@ -15,7 +15,10 @@
 // must start without force (the write-hole guard replays its log) and the
 // same checks hold, the missing members' blocks included (reconstructed
 // from parity that a torn stripe would have left wrong without the guard).
-// No scrub then (it needs every member).
+// No scrub then (it needs every member). draid5/6: from the second start on,
+// the first missing member (failed while the group ran) is rebuilt into the
+// distributed spare room by itself, so kills also land during that rebuild
+// and with it in the room and another member missing.
 //
 //   crash_test [--kills N] [--seed S] [--level raid5|raid6|raid50|raid60|draid5|draid6] [--degraded N]
 //

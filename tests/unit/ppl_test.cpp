@@ -234,6 +234,56 @@ TEST(WriteHoleGuard, Draid5MemberFailedParityTorn) {
   run_case({"draid5 4+1 parity torn", Level::DR5, 0, 11, {1}, true, {4}, {4, 1}});
 }
 
+// draid6 4+2 over 11 drives: the P member of the torn stripe failed and was
+// rebuilt into the distributed spare room, so its strip there, and its
+// parity row's log entry, are on the drive holding its spare strip of that
+// row. A data member of the stripe fails, then a write to the stripe whose
+// P write is dropped (on that drive) and a crash. The start needs no force:
+// the replay finds the room member's entry in that drive's log and makes P
+// agree with the data, so the failed member's strip reconstructs from it.
+TEST(WriteHoleGuard, Draid6ParityInTheSpareRoomTornWithAMemberFailed) {
+  GroupRig rig(11);
+  std::string err, note;
+  GroupConfig cfg = config(Level::DR6);
+  cfg.declustered = {4, 1};
+  auto g = rig.create(cfg, 0, 11, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const uint32_t k = geo.data_strips();
+  Image img(16 * geo.stripe_data_bytes());
+  img.write_all(rig, g->volume());
+  const uint64_t stripe = 5;
+  const uint32_t p_member = role_member(geo, stripe, k), lost = role_member(geo, stripe, k - 1);
+  ASSERT_TRUE(g->fail_member(p_member, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal && g->volume().room_mask() == 1ull << p_member; }))
+      << "P's member was not rebuilt into the room";
+  const int holder = g->volume().room()->drive_of(p_member, geo.group_row(stripe));
+  ASSERT_GE(holder, 0);
+  ASSERT_TRUE(g->fail_member(lost, &err)) << err;
+  const uint64_t off = stripe * geo.stripe_data_bytes() + 8192, len = geo.strip_bytes;
+  const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + len);
+  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, {{off, len}}, {g->volume().member(uint32_t(holder))}));
+  std::vector<std::unique_ptr<Drive>> drives;
+  for (uint32_t i = 0; i < 11; i++)
+    if (i != p_member && i != lost) drives.push_back(rig.open(i));
+  g = rig.assemble(std::move(drives), &note, &err);
+  ASSERT_TRUE(g) << "an unclean stop with a member in the room and another failed must start without force: " << err;
+  EXPECT_NE(note.find("made consistent from the write-hole log"), std::string::npos) << note;
+  AlignedBuf got(img.buf.size());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, img.buf.size(), got.data()));
+  for (uint64_t i = 0; i < img.buf.size(); i += 4096) {
+    if (i >= off && i < off + len) {  // the torn write: old or new
+      const bool is_new = memcmp(got.data() + i, img.buf.data() + i, 4096) == 0;
+      const bool is_old = memcmp(got.data() + i, before.data() + (i - off), 4096) == 0;
+      EXPECT_TRUE(is_new || is_old) << "block at " << i << " of the torn write is neither old nor new";
+      continue;
+    }
+    ASSERT_EQ(0, memcmp(got.data() + i, img.buf.data() + i, 4096))
+        << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") was not being written";
+  }
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 namespace {
 
 // RAID 6/60: the crash came between the log writes of one stripe write:
