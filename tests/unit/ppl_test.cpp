@@ -79,6 +79,32 @@ void torn_write(GroupRig& rig, std::unique_ptr<Group>& g, Image& img,
   g.reset();  // crash: no clean stop
 }
 
+// Every block reads back as written, except those of the torn writes
+// (ranges[t], whose content before it is before[t]): old or new there,
+// never anything else.
+void check_torn_image(const uint8_t* got, Image& img, const Geometry& geo,
+                      const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                      const std::vector<std::vector<uint8_t>>& before) {
+  auto in_torn = [&](uint64_t i) -> int {
+    for (size_t t = 0; t < ranges.size(); t++)
+      if (i >= ranges[t].first && i < ranges[t].first + ranges[t].second) return int(t);
+    return -1;
+  };
+  for (uint64_t i = 0; i < img.buf.size(); i += 4096) {
+    const int t = in_torn(i);
+    if (t < 0) {
+      // Outside the torn writes: exactly as written before (the lost
+      // members' strips included, reconstructed from the replayed parity).
+      ASSERT_EQ(0, memcmp(got + i, img.buf.data() + i, 4096))
+          << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") was not being written";
+      continue;
+    }
+    const bool is_new = memcmp(got + i, img.buf.data() + i, 4096) == 0;
+    const bool is_old = memcmp(got + i, before[t].data() + (i - ranges[t].first), 4096) == 0;
+    EXPECT_TRUE(is_new || is_old) << "block at " << i << " of the torn write is neither old nor new";
+  }
+}
+
 void run_case(const Case& c) {
   SCOPED_TRACE(c.name);
   GroupRig rig(c.drives);
@@ -128,25 +154,7 @@ void run_case(const Case& c) {
   EXPECT_NE(note.find("write-hole log"), std::string::npos) << note;
   AlignedBuf got(img.buf.size());
   ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, img.buf.size(), got.data()));
-  auto in_torn = [&](uint64_t i) -> int {
-    for (size_t t = 0; t < ranges.size(); t++)
-      if (i >= ranges[t].first && i < ranges[t].first + ranges[t].second) return int(t);
-    return -1;
-  };
-  for (uint64_t i = 0; i < img.buf.size(); i += 4096) {
-    const int t = in_torn(i);
-    if (t < 0) {
-      // Outside the torn writes: exactly as written before (the lost
-      // members' strips included, reconstructed from the replayed parity).
-      ASSERT_EQ(0, memcmp(got.data() + i, img.buf.data() + i, 4096))
-          << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") was not being written";
-      continue;
-    }
-    // Inside one: each block old or new, never anything else.
-    const bool is_new = memcmp(got.data() + i, img.buf.data() + i, 4096) == 0;
-    const bool is_old = memcmp(got.data() + i, before[t].data() + (i - ranges[t].first), 4096) == 0;
-    EXPECT_TRUE(is_new || is_old) << "block at " << i << " of the torn write is neither old nor new";
-  }
+  ASSERT_NO_FATAL_FAILURE(check_torn_image(got.data(), img, geo, ranges, before));
   // No resync follows the replay, in any sub-group: the parity of a torn
   // stripe with failures to spare must now match its data. Fail one more
   // untouched data member there and read everything again.
@@ -261,7 +269,7 @@ TEST(WriteHoleGuard, Draid6ParityInTheSpareRoomTornWithAMemberFailed) {
   ASSERT_GE(holder, 0);
   ASSERT_TRUE(g->fail_member(lost, &err)) << err;
   const uint64_t off = stripe * geo.stripe_data_bytes() + 8192, len = geo.strip_bytes;
-  const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + len);
+  const std::vector<std::vector<uint8_t>> before{{img.buf.data() + off, img.buf.data() + off + len}};
   ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, {{off, len}}, {g->volume().member(uint32_t(holder))}));
   std::vector<std::unique_ptr<Drive>> drives;
   for (uint32_t i = 0; i < 11; i++)
@@ -271,16 +279,7 @@ TEST(WriteHoleGuard, Draid6ParityInTheSpareRoomTornWithAMemberFailed) {
   EXPECT_NE(note.find("made consistent from the write-hole log"), std::string::npos) << note;
   AlignedBuf got(img.buf.size());
   ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, img.buf.size(), got.data()));
-  for (uint64_t i = 0; i < img.buf.size(); i += 4096) {
-    if (i >= off && i < off + len) {  // the torn write: old or new
-      const bool is_new = memcmp(got.data() + i, img.buf.data() + i, 4096) == 0;
-      const bool is_old = memcmp(got.data() + i, before.data() + (i - off), 4096) == 0;
-      EXPECT_TRUE(is_new || is_old) << "block at " << i << " of the torn write is neither old nor new";
-      continue;
-    }
-    ASSERT_EQ(0, memcmp(got.data() + i, img.buf.data() + i, 4096))
-        << "block at " << i << " (stripe " << i / geo.stripe_data_bytes() << ") was not being written";
-  }
+  ASSERT_NO_FATAL_FAILURE(check_torn_image(got.data(), img, geo, {{off, len}}, before));
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
