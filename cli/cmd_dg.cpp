@@ -171,7 +171,7 @@ void add_dg_commands(Cli& c) {
   {
     struct A {
       std::vector<std::string> drives, spares;
-      std::string level, strip = "64K", name;
+      std::string level, strip = "64K", name, rebuild_rate;
       uint32_t parity = 0, subgroups = 0, data = 0, dspares = 0;
       bool force = false, zeroed = false;
       std::string guard = "on";
@@ -192,6 +192,9 @@ void add_dg_commands(Cli& c) {
     s->add_option("--spare", a->spares, "dedicated spare drive (repeatable)");
     s->add_flag("--force", a->force, "overwrite drives that hold data");
     s->add_flag("--assume-zeroed", a->zeroed, "drives read zeroes: skip the background init");
+    s->add_option("--rebuild-rate", a->rebuild_rate,
+                  "rebuild, resync and init rate at most from the start, e.g. 200M (as dg rates --rebuild)")
+        ->check(kSize);
     s->add_option("--write-hole-guard", a->guard,
                   "RAID 5/6/ec: log partial parity so that a crash while degraded damages nothing not being "
                   "written (off: faster writes; such a crash then needs dg start --force)")
@@ -217,6 +220,7 @@ void add_dg_commands(Cli& c) {
         for (auto& d : a->spares) q.add_spares(d);
         q.set_force(a->force);
         q.set_assume_zeroed(a->zeroed);
+        if (!a->rebuild_rate.empty()) q.set_rebuild_rate_bytes_s(size_arg(a->rebuild_rate));
         q.set_write_hole_guard_off(a->guard == "off");
         v1::Group r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::CreateGroup, q, &r)) return rc;

@@ -278,8 +278,11 @@ grpc::Status ControlPlane::create_group(const v1::CreateGroupRequest& q, v1::Gro
     }
     return precondition(err);
   }
+  // Before the background work starts (attach_group): the init never runs faster.
+  g->set_rebuild_rate(q.rebuild_rate_bytes_s());
   GroupRec& gr = groups_[name];
   gr.r.set_name(name);
+  gr.r.set_rebuild_rate_bytes_s(q.rebuild_rate_bytes_s());
   gr.r.set_uuid(g->uuid());
   gr.r.set_level(q.level());
   gr.r.set_parity(geo.parity);
