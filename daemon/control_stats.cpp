@@ -118,10 +118,10 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
   auto* e = out->mutable_engine();
   e->set_parity_backend(host_.engine().reactor(0).parity().name());
   parity_paths_to_api(host_.engine(), e->mutable_parity());
-  // ReactorStats are plain counters owned by the reactor threads: read
-  // without a lock, they may lag by a turn (monitoring only).
+  // Each reactor's counters as its thread left them (a snapshot: they may
+  // lag by a turn; monitoring only).
   for (uint32_t i = 0; i < host_.reactors(); i++) {
-    const ReactorStats& rs = host_.engine().reactor(i).stats();
+    const ReactorStats rs = host_.engine().reactor(i).stats();
     e->set_member_reads(e->member_reads() + rs.member_reads);
     e->set_member_writes(e->member_writes() + rs.member_writes);
     e->set_member_flushes(e->member_flushes() + rs.member_flushes);

@@ -153,7 +153,7 @@ void Reactor::submit(MemberIo* io) {
       // Reported in the next turn, never from inside submit(): callers
       // issue several I/Os in a row and must not be re-entered.
       io->res = fail;
-      stats_.member_errors++;
+      bump(stats_.member_errors);
       bump(per_slot_[io->slot].errors);
       io->due_ns = 0;
       io->next = delayed_;
@@ -187,7 +187,7 @@ bool Reactor::prep(MemberIo* io) {
   } else if (io->kind == MemberIo::Flush) {
     io_uring_prep_fsync(sqe, slot, IORING_FSYNC_DATASYNC);
     sqe->flags |= IOSQE_FIXED_FILE;
-    stats_.member_flushes++;
+    bump(stats_.member_flushes);
   } else {
     const bool wr = io->kind == MemberIo::Write;
     if (io->merged_next) {
@@ -216,13 +216,26 @@ bool Reactor::prep(MemberIo* io) {
   return true;
 }
 
+ReactorStats Reactor::stats() const {
+  static_assert(sizeof(ReactorStats) == 7 * sizeof(uint64_t), "a ReactorStats counter is missing here");
+  ReactorStats s;
+  s.member_reads = read_counter(stats_.member_reads);
+  s.member_writes = read_counter(stats_.member_writes);
+  s.member_flushes = read_counter(stats_.member_flushes);
+  s.member_bytes_read = read_counter(stats_.member_bytes_read);
+  s.member_bytes_written = read_counter(stats_.member_bytes_written);
+  s.member_errors = read_counter(stats_.member_errors);
+  s.member_ios_merged = read_counter(stats_.member_ios_merged);
+  return s;
+}
+
 void Reactor::count_issued(bool write, uint32_t len) {
   if (write) {
-    stats_.member_writes++;
-    stats_.member_bytes_written += len;
+    bump(stats_.member_writes);
+    bump(stats_.member_bytes_written, len);
   } else {
-    stats_.member_reads++;
-    stats_.member_bytes_read += len;
+    bump(stats_.member_reads);
+    bump(stats_.member_bytes_read, len);
   }
 }
 
@@ -232,7 +245,7 @@ void Reactor::prep_passthrough(io_uring_sqe* sqe, MemberIo* io) {
   c.lba_shift = io->drive->lba_shift();
   if (io->kind == MemberIo::Flush) {
     c.op = NvmeIo::Flush;
-    stats_.member_flushes++;
+    bump(stats_.member_flushes);
   } else {
     const bool wr = io->kind == MemberIo::Write;
     c.op = wr ? NvmeIo::Write : NvmeIo::Read;
@@ -269,7 +282,7 @@ void Reactor::complete(MemberIo* io, int res) {
   bump(lat.buckets[latency_bucket(took)]);
   bump(lat.sum_ns, took);
   if (res < 0) {
-    stats_.member_errors++;
+    bump(stats_.member_errors);
     bump(dc.errors);
   } else if (io->kind == MemberIo::Read) {
     bump(dc.reads);

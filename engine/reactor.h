@@ -106,7 +106,9 @@ class Reactor {
   uint32_t id() const { return id_; }
   BufferPool& pool() { return pool_; }
   ParityBackend& parity() { return *parity_; }
-  const ReactorStats& stats() const { return stats_; }
+  // Counted by this reactor's thread (bump(), single_writer.h); any thread
+  // may take this snapshot.
+  ReactorStats stats() const;
   const DriveCounters& drive_counters(uint32_t slot) const { return per_slot_[slot]; }
   // A slot given to another drive counts from zero (control path, before its first I/O).
   void reset_drive_counters(uint32_t slot);

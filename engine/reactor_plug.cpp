@@ -17,6 +17,7 @@
 
 #include "engine/io/drive.h"
 #include "engine/reactor.h"
+#include "engine/single_writer.h"
 
 namespace gpuraid {
 
@@ -103,7 +104,7 @@ void Reactor::complete_merged(MemberIo* head, int res) {
       io->merged_next = nullptr;
       if (io != head) {
         in_flight_--;
-        stats_.member_ios_merged++;
+        bump(stats_.member_ios_merged);
       }
       complete(io, int(io->len));  // may free io
     }

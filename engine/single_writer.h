@@ -17,4 +17,10 @@ inline void bump(uint64_t& c, uint64_t n = 1) {
   a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
+// Another thread's read of such a counter (a plain uint64_t bumped above).
+inline uint64_t read_counter(const uint64_t& c) {
+  // atomic_ref wants a non-const object; only a load is made through it.
+  return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(c)).load(std::memory_order_relaxed);
+}
+
 }  // namespace gpuraid

@@ -121,9 +121,8 @@ void VolumeStats::add(const VolumeStats& o) {
       &VolumeStats::rebuild_stripes_skipped, &VolumeStats::degraded_flushes};
   static_assert(sizeof(VolumeStats) == sizeof(kCounters) / sizeof(kCounters[0]) * sizeof(uint64_t),
                 "a VolumeStats counter is missing from kCounters");
-  // atomic_ref wants a non-const object; only loads are made through it.
   for (auto c : kCounters)
-    this->*c += std::atomic_ref<uint64_t>(const_cast<uint64_t&>(o.*c)).load(std::memory_order_relaxed);
+    this->*c += read_counter(o.*c);
 }
 
 uint64_t Volume::foreground_requests() const {
