@@ -14,8 +14,10 @@
 #         and its TLS pumps, the event hook and log, rebuilds, hot replace, import, two daemons; the
 #         GPURAID_ASAN_E2E list of .ci/run, or GPURAID_TSAN_E2E) against it. gRPC, protobuf, absl and
 #         OpenSSL are Debian's, not instrumented: what they synchronise by their own atomics TSan
-#         does not see, so a report with one of them on a stack is read before it is believed
-#         (scripts/sanitize/tsan.supp says which and why). Not in CI (its build alone is ~15 min).
+#         does not see, so reports with their frames are silenced (scripts/sanitize/tsan-daemon.supp
+#         says what that costs: races between a gRPC handler and our other threads go unseen). By
+#         hand, not in CI, and not passing yet (2026-11-27: it found the reactor counters' race,
+#         fixed; six of the eleven scripts still failed on the first try, not yet read).
 # Every sanitizer stops the test at its first report and fails it. Suppressions
 # (scripts/sanitize/*.supp) are for third-party code only, each with its reason.
 # Extra arguments go to ctest, e.g. scripts/sanitize.sh asan -R group_test.
@@ -48,6 +50,9 @@ for lane in "${lanes[@]}"; do
   if [[ $lane == tsan-daemon ]]; then
     start=$SECONDS
     cmake --preset "$lane" "${launchers[@]}" >/dev/null
+    # tsan.supp's entries and the lane's own (tsan-daemon.supp says what they cost).
+    cat "$root/scripts/sanitize/tsan.supp" "$root/scripts/sanitize/tsan-daemon.supp" >"$dir/tsan.supp"
+    export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$root/$dir/tsan.supp"
     cmake --build "$dir" -j"$jobs" --target gpuraidd gpuraid
     built=$SECONDS
     pattern=${GPURAID_TSAN_E2E:-'^daemon_(lifecycle|bad_input|event_hook|events_persist|states|readd|hot_replace|import|two_daemons|nbd_tls|nbd_inflight)$'}
