@@ -23,7 +23,7 @@ namespace gpuraid::daemon {
 
 namespace {
 
-bool exists(const std::string& p) {
+bool path_exists(const std::string& p) {
   struct stat st;
   return lstat(p.c_str(), &st) == 0;
 }
@@ -130,9 +130,9 @@ void nvmet_identity(const std::string& group_uuid, const std::string& vd, NvmetE
 }
 
 std::string Nvmet::unavailable() const {
-  if (exists(root_)) return "";
+  if (path_exists(root_)) return "";
   if (root_ == kNvmetRoot) {
-    if (!exists("/sys/kernel/config"))
+    if (!path_exists("/sys/kernel/config"))
       return "configfs is not mounted: mount -t configfs none /sys/kernel/config (and modprobe nvmet)";
     return "the kernel's NVMe target is not loaded: modprobe nvmet";
   }
@@ -141,11 +141,11 @@ std::string Nvmet::unavailable() const {
 
 std::string Nvmet::transport_missing(const std::string& trtype) {
   std::string mod = "nvmet_" + trtype;
-  if (exists("/sys/module/" + mod)) return "";
+  if (path_exists("/sys/module/" + mod)) return "";
   return "modprobe nvmet-" + trtype;
 }
 
-bool Nvmet::subsystem_exists(const std::string& nqn) const { return exists(root_ + "/subsystems/" + nqn); }
+bool Nvmet::subsystem_exists(const std::string& nqn) const { return path_exists(root_ + "/subsystems/" + nqn); }
 
 std::string Nvmet::find_port(const std::string& trtype, const std::string& traddr, const std::string& trsvcid) const {
   for (const auto& id : entries(root_ + "/ports")) {
@@ -164,7 +164,7 @@ std::vector<std::string> Nvmet::port_subsystems(const std::string& id) const {
 std::vector<std::string> Nvmet::host_users(const std::string& nqn) const {
   std::vector<std::string> out;
   for (const auto& s : entries(root_ + "/subsystems"))
-    if (exists(root_ + "/subsystems/" + s + "/allowed_hosts/" + nqn)) out.push_back(s);
+    if (path_exists(root_ + "/subsystems/" + s + "/allowed_hosts/" + nqn)) out.push_back(s);
   return out;
 }
 
@@ -172,7 +172,7 @@ bool Nvmet::plan_create(const NvmetExport& x, NvmetOwned* owned, std::vector<Nvm
   const std::string sub = root_ + "/subsystems/" + x.nqn;
   const std::string ns = sub + "/namespaces/" + std::to_string(kNvmetNsid);
   auto add = [ops](NvmetOp::Kind k, std::string p, std::string v = "") { ops->push_back({k, std::move(p), std::move(v)}); };
-  const bool new_sub = !exists(sub);
+  const bool new_sub = !path_exists(sub);
   if (new_sub) {
     add(NvmetOp::Mkdir, sub);
     add(NvmetOp::Write, sub + "/attr_serial", x.serial);
@@ -180,7 +180,7 @@ bool Nvmet::plan_create(const NvmetExport& x, NvmetOwned* owned, std::vector<Nvm
   // Before the host links: the kernel refuses allowed hosts while any host is allowed.
   const std::string any = x.allow_any_host ? "1" : "0";
   if (new_sub || read_attr(sub + "/attr_allow_any_host") != any) add(NvmetOp::Write, sub + "/attr_allow_any_host", any);
-  if (new_sub || !exists(ns)) {
+  if (new_sub || !path_exists(ns)) {
     add(NvmetOp::Mkdir, ns);
     add(NvmetOp::Write, ns + "/device_path", x.device_path);
     add(NvmetOp::Write, ns + "/device_uuid", x.uuid);
@@ -198,7 +198,7 @@ bool Nvmet::plan_create(const NvmetExport& x, NvmetOwned* owned, std::vector<Nvm
   for (const auto& h : x.hosts) {
     const std::string hp = root_ + "/hosts/" + h;
     const bool ours = std::find(owned->hosts_created.begin(), owned->hosts_created.end(), h) != owned->hosts_created.end();
-    const bool new_host = !exists(hp);
+    const bool new_host = !path_exists(hp);
     if (new_host) {
       add(NvmetOp::Mkdir, hp);
       if (!ours) owned->hosts_created.push_back(h);
@@ -213,13 +213,13 @@ bool Nvmet::plan_create(const NvmetExport& x, NvmetOwned* owned, std::vector<Nvm
       }
       ops->push_back({NvmetOp::Write, hp + "/dhchap_key", x.dhchap_key, true});
     }
-    if (!exists(sub + "/allowed_hosts/" + h)) add(NvmetOp::Symlink, sub + "/allowed_hosts/" + h, hp);
+    if (!path_exists(sub + "/allowed_hosts/" + h)) add(NvmetOp::Symlink, sub + "/allowed_hosts/" + h, hp);
   }
   std::string id = find_port(x.trtype, x.traddr, x.trsvcid);
   if (id.empty()) {
     // A port the daemon made before keeps its id (after a reboot); else the next free number.
     id = owned->port_created ? owned->port_id : "";
-    if (!id.empty() && exists(root_ + "/ports/" + id)) {
+    if (!id.empty() && path_exists(root_ + "/ports/" + id)) {
       *err = "port " + id + " of " + root_ + "/ports now has another address: not reused";
       return false;
     }
@@ -240,7 +240,7 @@ bool Nvmet::plan_create(const NvmetExport& x, NvmetOwned* owned, std::vector<Nvm
   }
   owned->port_id = id;
   const std::string link = root_ + "/ports/" + id + "/subsystems/" + x.nqn;
-  if (!exists(link)) add(NvmetOp::Symlink, link, sub);  // enables the port (the kernel starts listening)
+  if (!path_exists(link)) add(NvmetOp::Symlink, link, sub);  // enables the port (the kernel starts listening)
   return true;
 }
 
@@ -250,21 +250,21 @@ std::vector<NvmetOp> Nvmet::plan_remove(const std::string& nqn, const NvmetOwned
   // Links to the subsystem from any port (the kernel needs them gone first).
   for (const auto& id : entries(root_ + "/ports")) {
     const std::string link = root_ + "/ports/" + id + "/subsystems/" + nqn;
-    if (exists(link)) ops.push_back({NvmetOp::Unlink, link, sub});
+    if (path_exists(link)) ops.push_back({NvmetOp::Unlink, link, sub});
   }
-  if (exists(sub)) {
+  if (path_exists(sub)) {
     for (const auto& h : entries(sub + "/allowed_hosts"))
       ops.push_back({NvmetOp::Unlink, sub + "/allowed_hosts/" + h, root_ + "/hosts/" + h});
     for (const auto& n : entries(sub + "/namespaces")) ops.push_back({NvmetOp::Rmdir, sub + "/namespaces/" + n, ""});
     ops.push_back({NvmetOp::Rmdir, sub, ""});
   }
-  if (owned.port_created && !owned.port_id.empty() && exists(root_ + "/ports/" + owned.port_id)) {
+  if (owned.port_created && !owned.port_id.empty() && path_exists(root_ + "/ports/" + owned.port_id)) {
     auto users = port_subsystems(owned.port_id);
     users.erase(std::remove(users.begin(), users.end(), nqn), users.end());
     if (users.empty()) ops.push_back({NvmetOp::Rmdir, root_ + "/ports/" + owned.port_id, ""});
   }
   for (const auto& h : owned.hosts_created) {
-    if (!exists(root_ + "/hosts/" + h)) continue;
+    if (!path_exists(root_ + "/hosts/" + h)) continue;
     auto users = host_users(h);
     users.erase(std::remove(users.begin(), users.end(), nqn), users.end());
     if (users.empty()) ops.push_back({NvmetOp::Rmdir, root_ + "/hosts/" + h, ""});
@@ -313,7 +313,7 @@ std::vector<NvmetHost> Nvmet::connected(const std::string& nqn, const NvmetExpor
   std::vector<NvmetHost> out;
   // Kernels with CONFIG_NVME_TARGET_DEBUGFS: one directory per controller.
   const std::string dbg = debugfs_ + "/" + nqn;
-  if (exists(dbg)) {
+  if (path_exists(dbg)) {
     for (const auto& c : entries(dbg)) {
       if (c.rfind("ctrl", 0) != 0) continue;
       out.push_back({read_attr(dbg + "/" + c + "/hostnqn"), read_attr(dbg + "/" + c + "/host_traddr"),

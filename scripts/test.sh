@@ -3,7 +3,9 @@
 # (ctest labels: unit, model, kernels, e2e, vm, gpu; pass e.g. -L model
 # to run one lane). Lanes that need hardware this machine lacks say why
 # they skip. Without arguments the tests labelled `long` (the package and
-# benchmark-suite VM lanes) are left to scripts/long-lanes.sh. GPURAID_TIMES=FILE: each phase's seconds (and ctest's time per
+# benchmark-suite VM lanes) are left to scripts/long-lanes.sh. The VM lanes
+# run in a ctest of their own beside the others (GPURAID_VM_BESIDE=0: not).
+# GPURAID_TIMES=FILE: each phase's seconds (and ctest's time per
 # label) are appended there (.ci/run prints them as its time table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +21,36 @@ cd build
 rc=0
 mkdir -p Testing  # a fresh build dir has none before the first ctest run
 (($#)) || set -- -LE '^long$'
+# The VM lanes (tests vm_*: qemu TCG, about one core each, 20+ minutes in
+# all, one at a time) run in a ctest of their own beside the other lanes,
+# from the start: under one ctest their RUN_SERIAL made every other test
+# wait for them, and half the machine idle. GPURAID_VM_BESIDE=0: one ctest.
+vm_pid=""
+picked=0  # tests picked or left out by name (-R, -E): one ctest, as asked
+for a in "$@"; do [[ $a == -R || $a == --tests-regex || $a == -E || $a == --exclude-regex ]] && picked=1; done
+if [[ ${GPURAID_VM_BESIDE:-1} == 1 && $picked == 0 ]] && ctest -N "$@" -R '^vm_' | grep -q '^ *Test *#'; then
+  (
+    t=$SECONDS
+    vrc=0
+    ctest --output-on-failure -j1 "$@" -R '^vm_' >Testing/vm-output.txt 2>&1 || vrc=$?
+    echo "VM lanes (beside the others)          $((SECONDS - t)) s" >Testing/vm-times.txt
+    sed -n '/^Label Time Summary:/,/^$/p' Testing/vm-output.txt | sed 's/^/  /' >>Testing/vm-times.txt
+    exit $vrc
+  ) &
+  vm_pid=$!
+  set -- "$@" -E '^vm_'
+fi
 ctest --output-on-failure -j"$(nproc)" "$@" | tee Testing/ctest-output.txt || rc=$?
-echo "ctest (every lane, -j$(nproc))          $((SECONDS - t)) s" >>"$times"
+echo "ctest (every lane but the VM's, -j$(nproc)) $((SECONDS - t)) s" >>"$times"
 # ctest's own per-label figures (seconds x processes, the lanes overlap).
 sed -n '/^Label Time Summary:/,/^$/p' Testing/ctest-output.txt | sed 's/^/  /' >>"$times"
+if [[ -n $vm_pid ]]; then
+  vrc=0
+  wait "$vm_pid" || vrc=$?
+  echo "== the VM lanes (their own ctest, beside the others)"
+  cat Testing/vm-output.txt
+  cat Testing/vm-times.txt >>"$times"
+  echo "  (waited $((SECONDS - t)) s after the start of the tests for them)" >>"$times"
+  ((vrc == 0)) || rc=$vrc
+fi
 exit $rc
