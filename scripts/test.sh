@@ -50,7 +50,7 @@ if [[ -n $vm_pid ]]; then
   echo "== the VM lanes (their own ctest, beside the others)"
   cat Testing/vm-output.txt
   cat Testing/vm-times.txt >>"$times"
-  echo "  (waited $((SECONDS - t)) s after the start of the tests for them)" >>"$times"
+  echo "  (they ended $((SECONDS - t)) s after the tests started)" >>"$times"
   ((vrc == 0)) || rc=$vrc
 fi
 exit $rc
