@@ -496,7 +496,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   // here ends). Not those merely absent now: they may be on their way.
   const Volume& v = *grp->volume_;
   if (v.failed_mask() & failed_at_stop && (v.room_left() || im.spares_left())) {
-    im.want_auto_replace = true;
+    im.auto_replace.fetch_or(v.failed_mask() & failed_at_stop);
     notes.push_back(v.room_left() ? "a failed member will be rebuilt into the distributed spare room"
                                   : "a failed member will be rebuilt onto a spare");
   }
@@ -625,7 +625,7 @@ bool Group::add_spare(std::unique_ptr<Drive> drive, bool force, std::string* err
   im.after_persist(p);
   if (!taken) return fail(err, "cannot make it a spare: " + p.why(s));
   // A failed member waiting for a spare takes it now.
-  if (volume_->failed_mask()) im.want_auto_replace = true;
+  im.auto_replace.fetch_or(volume_->failed_mask());
   return true;
 }
 

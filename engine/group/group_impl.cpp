@@ -204,7 +204,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
     // -ECANCELED is the operator's fail (Group::fail_member), not an I/O error.
     emit(GroupEvent::MemberFailed, int(m),
          "member " + std::to_string(m) + (e == -ECANCELED ? " was failed by the operator" : std::string(" failed: ") + strerror(-e)));
-    want_auto_replace = true;
+    auto_replace.fetch_or(1ull << m);
   };
   ev.group_failed = [this] { emit(GroupEvent::GroupFailed, -1, "more members failed than the level survives"); };
   vol->set_events(ev);
@@ -420,22 +420,22 @@ void Group::Impl::housekeeping_tick(bool slow) {
     emit(GroupEvent::InitFinished, -1, "initialized");
   }
   // A failure during a rebuild keeps the request until that rebuild ends.
-  if (want_auto_replace && rebuild_owner() < 0 && !vol->failed()) {
-    want_auto_replace = false;
-    const uint64_t failed = vol->failed_mask() & ~vol->missing_mask();  // missing ones may come back
-    for (uint32_t m = 0; m < g.members; m++) {
-      if (!(failed >> m & 1)) continue;
+  if (auto_replace.load() && rebuild_owner() < 0 && !vol->failed()) {
+    auto_replace.fetch_and(vol->failed_mask());  // members back in service need nothing
+    // Missing members may come back: they wait, their requests kept.
+    const uint64_t ready = auto_replace.load() & ~vol->missing_mask();
+    if (ready) {
+      const uint32_t m = uint32_t(__builtin_ctzll(ready));
+      auto_replace.fetch_and(~(1ull << m));
       std::string err;
       // Declustered: into the distributed spare room while it has room (a
-      // rebuild onto every survivor), spare drives after.
+      // rebuild onto every survivor), spare drives after. The others wait
+      // for the end of this rebuild.
       if (vol->room_left()) {
         if (!start_room_rebuild(m, &err)) emit(GroupEvent::SpareFailed, int(m), err);
-        if (vol->failed_mask() & ~vol->missing_mask() & ~(1ull << m)) want_auto_replace = true;  // the next, after it
-        break;
+      } else if (!take_spare_for(m, &err) && spares_left()) {
+        auto_replace.fetch_or(1ull << m);  // that spare left the group: the next one, next tick
       }
-      if (take_spare_for(m, &err)) break;
-      if (spares_left()) want_auto_replace = true;  // that spare left the group: the next one, next tick
-      break;
     }
   }
   if (!slow) return;

@@ -36,7 +36,10 @@ struct Group::Impl {
 
   std::thread housekeeper;
   std::atomic<bool> hk_stop{false};
-  std::atomic<bool> want_auto_replace{false};
+  // Members to hand to the distributed spare room or a spare drive at the
+  // next housekeeping tick (one at a time, none while a rebuild runs): those
+  // that failed while the group ran, not those merely absent at its start.
+  std::atomic<uint64_t> auto_replace{0};
   std::atomic<bool> rebuild_finished{false}, init_finished{false};
   std::atomic<int> rebuild_failed_err{0};
   std::atomic<int> rebuild_slot{-1};

@@ -340,6 +340,27 @@ TEST(GroupSpare, SpareTakesOverAFailedMember) {
   ASSERT_TRUE(g->stop(&err));
 }
 
+// Two members of a RAID 6 fail at once (before the housekeeper's next tick),
+// two spares wait: both members are rebuilt, one after the other. (The
+// request to take a spare was one flag for the group: the first member took
+// its spare, the second stayed failed beside the spare left.)
+TEST(GroupSpare, TwoFailuresAtOnceTakeTwoSpares) {
+  GroupRig rig(8);
+  std::string err;
+  auto g = rig.create(config(Level::R6), 0, 6, &err);
+  ASSERT_TRUE(g) << err;
+  Image img(g->volume().size_bytes());
+  img.write_all(rig, g->volume());
+  ASSERT_TRUE(g->add_spare(rig.open(6), false, &err)) << err;
+  ASSERT_TRUE(g->add_spare(rig.open(7), false, &err)) << err;
+  ASSERT_TRUE(g->fail_member(1, &err)) << err;
+  ASSERT_TRUE(g->fail_member(4, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return g->spare_count() == 0 && g->state() == GroupState::Optimal; }))
+      << "spares left: " << g->spare_count() << ", failed members: " << g->volume().failed_mask();
+  img.check(rig, g->volume());
+  ASSERT_TRUE(g->stop(&err));
+}
+
 TEST(GroupScrub, FindsLocatesAndRepairsCorruption) {
   GroupRig rig(6);
   std::string err;
