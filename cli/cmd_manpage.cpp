@@ -22,7 +22,8 @@ man::Page page() {
   std::vector<std::pair<std::string, std::string>> codes;
   for (const auto& e : kExitCodes) codes.emplace_back(std::to_string(int(e.code)), e.meaning);
   p.sections.push_back({"EXIT STATUS", man::tagged_list(codes)});
-  p.sections.push_back({"ENVIRONMENT", man::tagged_list({{"GPURAID_SOCKET", "the daemon's socket when --socket is not given"}})});
+  p.sections.push_back({"ENVIRONMENT", man::tagged_list({{"GPURAID_SOCKET", "the daemon's socket when --socket is not given"},
+                                                    {"GPURAID_TIMEOUT", "seconds to wait for an answer when --timeout is not given (default 60)"}})});
   p.sections.push_back(
       {"FILES", man::tagged_list({{"/run/gpuraid/gpuraid.sock", "gpuraidd's API socket (group gpuraid, mode 0660: members of "
                                                                   "the gpuraid group may use gpuraid without root)"},

@@ -92,7 +92,10 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", c.g.tls_key, "client private key (PEM)")->needs(connect)->check(CLI::ExistingFile);
   app.add_option("--tls-server-name", c.g.tls_server_name, "expected name in the daemon's certificate")->needs(connect);
   app.add_flag("--json", c.g.json, "JSON for scripts: numbers as numbers, enum values as the tables' words; errors as JSON on stderr");
-  app.add_option("--timeout", c.g.timeout_s, "seconds to wait for an answer")->check(CLI::Range(0.1, 86400.0));
+  // From the environment too: scripts that run a slow (sanitized) daemon set it once.
+  app.add_option("--timeout", c.g.timeout_s, "seconds to wait for an answer (default 60)")
+      ->envname("GPURAID_TIMEOUT")
+      ->check(CLI::Range(0.1, 86400.0));
   add_info_commands(c);
   add_pd_commands(c);
   add_dg_commands(c);

@@ -48,6 +48,11 @@ check "daemon error" "1 not_found" "$(json '"%d %s" % (d["code"], d["kind"])' <<
 expect_rc 1 gp dg show nope
 [[ "$ERR" == "gpuraid: not found: no drive group 'nope'"* ]] || fail "the text form changed: $ERR"
 
+step "GPURAID_TIMEOUT is --timeout's default: used, and checked as it is"
+GPURAID_TIMEOUT=120 expect_rc 0 gp status
+GPURAID_TIMEOUT=abc expect_rc 2 gp status
+[[ "$ERR" == *"--timeout"*"abc"* ]] || fail "$ERR"
+
 step "--json: numbers are numbers, enum values the words the tables print"
 for i in 0 1 2; do gp pd add "$T/d$i.img" --size 32M >/dev/null; done
 gp dg create --level 5 --assume-zeroed pd0 pd1 pd2 >/dev/null
