@@ -412,10 +412,25 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
           return d < 0 ? kPplUnavailable : d;
         };
       }
+      // A member being rebuilt onto a drive is in sync below its checkpoint:
+      // a torn stripe there is made consistent with its strip (and from its
+      // log); above it, the rebuild that resumes writes it anyway. (Left
+      // out everywhere, a torn stripe below the checkpoint kept a strip of
+      // it that its parity no longer matched: the power-loss lane's scrub.)
+      const bool onto_drive = rebuilding >= 0 && !im.sb.slots[rebuilding].room && im.present(uint32_t(rebuilding));
+      PplRoomRoute route = room_route;
+      if (onto_drive) {
+        usable[size_t(rebuilding)] = im.drives[size_t(rebuilding)].get();
+        const uint64_t rebuilt = im.sb.slots[rebuilding].rebuild_checkpoint / g.strip_bytes;
+        route = [&room_route, rebuilding, rebuilt](uint32_t m, uint64_t stripe) {
+          if (int(m) == rebuilding) return stripe < rebuilt ? kPplNotInRoom : kPplUnavailable;
+          return room_route ? room_route(m, stripe) : kPplNotInRoom;
+        };
+      }
       PplReplayStats rs;
       if (!ppl_replay(g, Codec(g), top.ppl_log(), top.group_uuid, top.data_offset, usable,
                       [&](uint64_t st) { const uint64_t r = st / spr; return (dirty[r / 8] >> (r % 8) & 1) != 0; },
-                      &rs, err, room_route))
+                      &rs, err, route))
         return nullptr;
       if (unusable) {  // nothing to resync from: the log made them consistent
         guard_replayed = true;
