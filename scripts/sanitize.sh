@@ -49,6 +49,18 @@ export LSAN_OPTIONS="suppressions=$root/scripts/sanitize/lsan.supp:print_suppres
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/sanitize/tsan.supp"
 
+# cli_target DIR CHOICE: with CHOICE release and build/bin/gpuraid there,
+# links it into DIR/bin and prints nothing; otherwise removes such a link
+# (never build through it into build/) and prints gpuraid, the target to build.
+cli_target() {
+  if [[ $2 == release && -x build/bin/gpuraid ]]; then
+    mkdir -p "$1/bin" && ln -sf "$root/build/bin/gpuraid" "$1/bin/gpuraid"
+  else
+    if [[ -L $1/bin/gpuraid ]]; then rm -f "$1/bin/gpuraid"; fi
+    echo gpuraid
+  fi
+}
+
 for lane in "${lanes[@]}"; do
   dir=build-$lane
   if [[ $lane == tsan-daemon ]]; then
@@ -60,13 +72,7 @@ for lane in "${lanes[@]}"; do
     # The CLI from build/ when there is one (GPURAID_TSAN_CLI=tsan: its own):
     # the lane is about the daemon's threads, and a TSan CLI spent minutes
     # making `vd write --pattern`'s bytes (the e2e scripts timed out).
-    if [[ ${GPURAID_TSAN_CLI:-release} == release && -x build/bin/gpuraid ]]; then
-      cmake --build "$dir" -j"$jobs" --target gpuraidd
-      mkdir -p "$dir/bin" && ln -sf "$root/build/bin/gpuraid" "$dir/bin/gpuraid"
-    else
-      [[ -L $dir/bin/gpuraid ]] && rm -f "$dir/bin/gpuraid"  # never link through it into build/
-      cmake --build "$dir" -j"$jobs" --target gpuraidd gpuraid
-    fi
+    cmake --build "$dir" -j"$jobs" --target gpuraidd $(cli_target "$dir" "${GPURAID_TSAN_CLI:-release}")
     built=$SECONDS
     # A TSan daemon answers 5-15 times slower: the CLI's 60 s deadline cut
     # long calls (vd write of 48 MiB) short.
@@ -101,12 +107,7 @@ for lane in "${lanes[@]}"; do
     # The CLI only sets the NBD fuzzer's daemon up: GPURAID_ASAN_CLI=release
     # (.ci/run, right after building build/) takes build/bin/gpuraid instead
     # of building a sanitized one (a few minutes on 2 cores).
-    if [[ ${GPURAID_ASAN_CLI:-asan} == release && -x build/bin/gpuraid ]]; then
-      mkdir -p "$dir/bin" && ln -sf "$root/build/bin/gpuraid" "$dir/bin/gpuraid"
-    else
-      [[ -L $dir/bin/gpuraid ]] && rm -f "$dir/bin/gpuraid"  # never link through it into build/
-      targets+=(gpuraid)
-    fi
+    targets+=($(cli_target "$dir" "${GPURAID_ASAN_CLI:-asan}"))
   fi
   cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
   built=$SECONDS

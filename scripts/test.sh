@@ -25,6 +25,8 @@ mkdir -p Testing  # a fresh build dir has none before the first ctest run
 # all, one at a time) run in a ctest of their own beside the other lanes,
 # from the start: under one ctest their RUN_SERIAL made every other test
 # wait for them, and half the machine idle. GPURAID_VM_BESIDE=0: one ctest.
+# ctest's own per-label figures of a ctest output file (seconds x processes, the lanes overlap).
+label_summary() { sed -n '/^Label Time Summary:/,/^$/p' "$1" | sed 's/^/  /'; }
 vm_pid=""
 picked=0  # tests picked or left out by name (-R, -E): one ctest, as asked
 for a in "$@"; do [[ $a == -R || $a == --tests-regex || $a == -E || $a == --exclude-regex ]] && picked=1; done
@@ -34,16 +36,17 @@ if [[ ${GPURAID_VM_BESIDE:-1} == 1 && $picked == 0 ]] && ctest -N "$@" -R '^vm_'
     vrc=0
     ctest --output-on-failure -j1 "$@" -R '^vm_' >Testing/vm-output.txt 2>&1 || vrc=$?
     echo "VM lanes (beside the others)          $((SECONDS - t)) s" >Testing/vm-times.txt
-    sed -n '/^Label Time Summary:/,/^$/p' Testing/vm-output.txt | sed 's/^/  /' >>Testing/vm-times.txt
+    label_summary Testing/vm-output.txt >>Testing/vm-times.txt
     exit $vrc
   ) &
   vm_pid=$!
   set -- "$@" -E '^vm_'
 fi
 ctest --output-on-failure -j"$(nproc)" "$@" | tee Testing/ctest-output.txt || rc=$?
-echo "ctest (every lane but the VM's, -j$(nproc)) $((SECONDS - t)) s" >>"$times"
-# ctest's own per-label figures (seconds x processes, the lanes overlap).
-sed -n '/^Label Time Summary:/,/^$/p' Testing/ctest-output.txt | sed 's/^/  /' >>"$times"
+lanes="every lane"
+[[ -n $vm_pid ]] && lanes="every lane but the VM's"
+echo "ctest ($lanes, -j$(nproc)) $((SECONDS - t)) s" >>"$times"
+label_summary Testing/ctest-output.txt >>"$times"
 if [[ -n $vm_pid ]]; then
   vrc=0
   wait "$vm_pid" || vrc=$?
