@@ -283,6 +283,54 @@ TEST(WriteHoleGuard, Draid6ParityInTheSpareRoomTornWithAMemberFailed) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
+// RAID 6 of 5 with a member being rebuilt onto a spare drive: a write to
+// a stripe below the persisted rebuild checkpoint (the new drive is in sync
+// there) loses that member's part (the cut came before it), and a crash.
+// The replay must take the rebuilding member's strip as it is there: left
+// out (as before 72838ca), the parity was made from the new data while the
+// new drive kept the old, and a member failed after the start read wrong
+// (the power-loss lane's scrub found that stripe mismatched).
+TEST(WriteHoleGuard, Raid6TornBelowTheCheckpointOfARebuildOntoADrive) {
+  GroupRig rig(6);
+  std::string err, note;
+  auto g = rig.create(config(Level::R6), 0, 5, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const uint32_t k = geo.data_strips();
+  Image img(16 * geo.stripe_data_bytes());
+  img.write_all(rig, g->volume());
+  ASSERT_TRUE(g->add_spare(rig.open(5), false, &err)) << err;
+  const uint64_t stripe = 0;  // below any persisted checkpoint
+  const uint32_t rebuilt = role_member(geo, stripe, 1), other = role_member(geo, stripe, k - 1);
+  g->set_rebuild_rate(2u << 20);
+  ASSERT_TRUE(g->fail_member(rebuilt, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildProgress); })) << "no checkpoint persisted";
+  g->set_rebuild_rate(256u << 10);
+  ASSERT_EQ(g->volume().rebuilding_member(), int(rebuilt));
+  const uint64_t off = stripe * geo.stripe_data_bytes() + 8192, len = geo.strip_bytes;
+  const std::vector<std::vector<uint8_t>> before{{img.buf.data() + off, img.buf.data() + off + len}};
+  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, {{off, len}}, {g->volume().member(rebuilt)}));
+  std::vector<std::unique_ptr<Drive>> drives;
+  for (uint32_t i = 0; i < 6; i++)
+    if (i != rebuilt) drives.push_back(rig.open(i));
+  g = rig.assemble(std::move(drives), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("write-hole log"), std::string::npos) << note;
+  ASSERT_EQ(g->volume().rebuilding_member(), int(rebuilt)) << "the rebuild resumes";
+  AlignedBuf got(img.buf.size());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, img.buf.size(), got.data()));
+  ASSERT_NO_FATAL_FAILURE(check_torn_image(got.data(), img, geo, {{off, len}}, before));
+  // The stripe's parity matches what its members hold, the new drive's
+  // strip included: with another member failed it reads the same.
+  ASSERT_TRUE(g->fail_member(other, &err)) << err;
+  AlignedBuf again(geo.stripe_data_bytes());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, again.size(), again.data()));
+  for (uint64_t i = 0; i < again.size(); i += 4096)
+    ASSERT_EQ(0, memcmp(again.data() + i, got.data() + i, 4096)) << "block at " << i << " reads otherwise with member "
+                                                                 << other << " failed";
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 namespace {
 
 // RAID 6/60: the crash came between the log writes of one stripe write:
