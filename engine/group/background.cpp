@@ -55,19 +55,18 @@ void BackgroundWork::attach(Reactor& r) {
 uint32_t BackgroundWork::window(Work w) const { return w == Work::Rebuild ? rebuild_window_ : kWindow[int(w)]; }
 
 // The task lives in this object, which may be freed right after shutdown:
-// kicks_live_ counts the kick tasks queued or running, and shutdown waits
-// for none.
+// live_ counts the kick tasks queued or running, and shutdown waits for none.
 void BackgroundWork::kick() {
   Reactor* r = r_.load();
   if (!r || stopping_.load()) return;
-  kicks_live_.fetch_add(1);
-  if (!r->post_once(&kick_task_)) kicks_live_.fetch_sub(1);  // one is queued already: it will run
+  live_.fetch_add(1);
+  if (!r->post_once(&kick_task_)) live_.fetch_sub(1);  // one is queued already: it will run
 }
 
 void BackgroundWork::on_kick(Task* t) {
   auto* b = static_cast<BackgroundWork*>(t->arg);
   if (!b->stopping_) b->run();
-  b->kicks_live_.fetch_sub(1);  // the last touch
+  b->live_.fetch_sub(1);  // the last touch
 }
 
 // Starts a kind of work over `total` stripes from `from`; it runs once active and kicked.
@@ -119,7 +118,7 @@ ScrubSummary BackgroundWork::last_scrub() const {
 bool BackgroundWork::shutdown(double timeout_s) {
   stopping_ = true;
   const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
-  while (in_flight_ > 0 || kicks_live_ > 0) {
+  while (in_flight_ > 0 || live_ > 0) {
     if (mono_ns() > deadline) return false;
     if (Reactor* r = r_.load(); r && Reactor::current() == r) r->poll(true, 5);
     else std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -237,99 +236,104 @@ uint64_t BackgroundWork::rate_now(WorkProgress& p) {
 void BackgroundWork::on_done(IoRequest* req) {
   Slot* s = static_cast<Slot*>(req->ctx);
   BackgroundWork* b = s->bw;
-  b->in_flight_ -= s->stripes;
-  const uint64_t stripes = b->v_.geometry().stripes();
-  WorkProgress& p = b->prog_[int(s->kind)];
-  const int result = req->result;
+  b->live_.fetch_add(1);  // before in_flight_ falls: shutdown waits for both
+  b->done(s, req->result);
+  b->live_.fetch_sub(1);  // the last touch
+}
+
+void BackgroundWork::done(Slot* s, int result) {
+  in_flight_ -= s->stripes;
+  const uint64_t stripes = v_.geometry().stripes();
+  WorkProgress& p = prog_[int(s->kind)];
   switch (s->kind) {
     case Work::Rebuild:
       if (result < 0) {
         p.active = false;
-        if (b->cb_.rebuild_failed) b->cb_.rebuild_failed(result);
+        if (cb_.rebuild_failed) cb_.rebuild_failed(result);
         break;
       }
-      p.done_stripes = b->v_.rebuild_checkpoint();
-      if (p.done_stripes >= stripes && b->in_flight_ == 0) {
+      p.done_stripes = v_.rebuild_checkpoint();
+      if (p.done_stripes >= stripes && in_flight_ == 0) {
         p.active = false;
-        b->v_.finish_rebuild();
-        if (b->cb_.rebuild_done) b->cb_.rebuild_done();
+        v_.finish_rebuild();
+        if (cb_.rebuild_done) cb_.rebuild_done();
       }
       break;
     case Work::Resync: {
       // One stripe at a time, in order: a region is resynced when its last
       // stripe is, unless one of its stripes failed.
       p.done_stripes++;
-      if (result < 0) b->resync_region_failed_ = true;
-      const uint64_t region = b->wi_.region_of_stripe(s->stripe);
-      if (s->stripe + 1 == stripes || b->wi_.region_of_stripe(s->stripe + 1) != region) {
-        if (!b->resync_region_failed_) b->wi_.region_resynced(region);
-        b->resync_region_failed_ = false;
+      if (result < 0) resync_region_failed_ = true;
+      const uint64_t region = wi_.region_of_stripe(s->stripe);
+      if (s->stripe + 1 == stripes || wi_.region_of_stripe(s->stripe + 1) != region) {
+        if (!resync_region_failed_) wi_.region_resynced(region);
+        resync_region_failed_ = false;
       }
       if (result < 0) {  // the rest waits for the next assembly (the regions stay dirty)
         p.active = false;
-        if (b->cb_.resync_failed) b->cb_.resync_failed(result);
-      } else if (b->wi_.suspect_regions() == 0) {
+        if (cb_.resync_failed) cb_.resync_failed(result);
+      } else if (wi_.suspect_regions() == 0) {
         p.active = false;
-        if (b->cb_.resync_done) b->cb_.resync_done();
+        if (cb_.resync_done) cb_.resync_done();
       }
       break;
     }
     case Work::Init: {
       if (result < 0) {  // the checkpoint stays below this stripe
         p.active = false;
-        if (b->cb_.init_failed) b->cb_.init_failed(result);
+        if (cb_.init_failed) cb_.init_failed(result);
         break;
       }
       // The checkpoint moves over stripes finished in order.
-      b->init_done_window_.push_back(s->stripe);
-      uint64_t cp = b->init_cp_;
-      for (auto it = std::find(b->init_done_window_.begin(), b->init_done_window_.end(), cp);
-           it != b->init_done_window_.end(); it = std::find(b->init_done_window_.begin(), b->init_done_window_.end(), cp)) {
-        b->init_done_window_.erase(it);
+      init_done_window_.push_back(s->stripe);
+      uint64_t cp = init_cp_;
+      for (auto it = std::find(init_done_window_.begin(), init_done_window_.end(), cp);
+           it != init_done_window_.end(); it = std::find(init_done_window_.begin(), init_done_window_.end(), cp)) {
+        init_done_window_.erase(it);
         cp++;
       }
-      b->init_cp_ = cp;
+      init_cp_ = cp;
       p.done_stripes = cp;
       if (cp >= stripes) {
         p.active = false;
-        if (b->cb_.init_done) b->cb_.init_done();
+        if (cb_.init_done) cb_.init_done();
       }
       break;
     }
     case Work::Scrub: {
-      std::unique_lock<std::mutex> g(b->scrub_mu_);
+      std::unique_lock<std::mutex> g(scrub_mu_);
       p.done_stripes++;
       if (result < 0) {  // the stripe could not be checked or repaired: the scrub stops
-        if (!b->scrub_now_.failed++) b->scrub_now_.err = result;
-        b->stop_scrub_ = true;
+        if (!scrub_now_.failed++) scrub_now_.err = result;
+        stop_scrub_ = true;
         s->res.repaired = s->res.made_consistent = false;
       } else if (s->res.skipped) {
-        b->scrub_now_.skipped++;
+        scrub_now_.skipped++;
       } else {
-        b->scrub_now_.checked++;
+        scrub_now_.checked++;
       }
       if (s->res.mismatch_rows) {
-        b->scrub_now_.mismatched++;
-        if (s->res.repaired) b->scrub_now_.repaired++;
-        if (s->res.made_consistent) b->scrub_now_.made_consistent++;
+        scrub_now_.mismatched++;
+        if (s->res.repaired) scrub_now_.repaired++;
+        if (s->res.made_consistent) scrub_now_.made_consistent++;
         g.unlock();
-        if (b->cb_.scrub_mismatch) b->cb_.scrub_mismatch(s->stripe, s->res);
+        if (cb_.scrub_mismatch) cb_.scrub_mismatch(s->stripe, s->res);
         g.lock();
       }
-      const bool end = b->cursor_[int(Work::Scrub)] >= stripes || b->stop_scrub_;
-      if (end && b->in_flight_ == 0) {
+      const bool end = cursor_[int(Work::Scrub)] >= stripes || stop_scrub_;
+      if (end && in_flight_ == 0) {
         p.active = false;
-        b->scrub_last_ = b->scrub_now_;
-        ScrubSummary sum = b->scrub_last_;
+        scrub_last_ = scrub_now_;
+        ScrubSummary sum = scrub_last_;
         g.unlock();
-        if (b->cb_.scrub_done) b->cb_.scrub_done(sum);
+        if (cb_.scrub_done) cb_.scrub_done(sum);
       }
       break;
     }
     case Work::kCount: break;
   }
-  b->free_slots_.push_back(s);
-  b->run();
+  free_slots_.push_back(s);
+  run();
 }
 
 }  // namespace gpuraid

@@ -93,6 +93,7 @@ class BackgroundWork {
   uint32_t window(Work w) const;  // stripes in flight at most
   uint64_t rate_now(WorkProgress& p);  // reactor thread: the rate to apply now (0 = none)
   static void on_done(IoRequest* req);
+  void done(Slot* s, int result);  // on_done's work
   // The next *count stripes (fewer at the end; *count = 0: none left).
   uint64_t next_stripe(Work w, uint32_t* count);
 
@@ -103,9 +104,13 @@ class BackgroundWork {
   WorkProgress prog_[int(Work::kCount)];
   std::atomic<bool> stopping_{false}, stop_scrub_{false}, scrub_repair_{false};
   Task kick_task_;
-  // Kicks queued or running: shutdown() waits for 0, so that the object is
-  // never freed under a kick task (the task's last touch is the decrement).
-  std::atomic<uint32_t> kicks_live_{0};
+  // Kick tasks queued or running, and completions (on_done) running:
+  // shutdown() waits for 0, so that the object, and the volume it reads,
+  // are never freed under either (their last touch is the decrement).
+  // in_flight_ alone was not enough: on_done lowers it first and goes on
+  // (found by TSan over the daemon: a stop during a rebuild freed the
+  // volume's op pools while on_done still read them).
+  std::atomic<uint32_t> live_{0};
   std::atomic<uint32_t> in_flight_{0};
   // Reactor-thread state.
   uint64_t cursor_[int(Work::kCount)] = {};

@@ -30,10 +30,11 @@ step() { echo "== $*"; }
 fail() {
   echo "FAIL: $*" >&2
   [ -f "$T/daemon.log" ] && { echo "--- daemon log (last 30 lines)" >&2; tail -30 "$T/daemon.log" >&2; }
-  # A sanitized daemon (scripts/sanitize.sh asan): its report whole, from the top.
-  [ -f "$T/daemon.log" ] && grep -q -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$T/daemon.log" && {
+  # A sanitized daemon (scripts/sanitize.sh asan, tsan-daemon): its report whole, from the top.
+  local report='ERROR: (Address|Leak)Sanitizer|runtime error:|WARNING: ThreadSanitizer'
+  [ -f "$T/daemon.log" ] && grep -q -E "$report" "$T/daemon.log" && {
     echo "--- sanitizer report in the daemon log" >&2
-    sed -n -E '/ERROR: (Address|Leak)Sanitizer|runtime error:/,$p' "$T/daemon.log" | head -150 >&2
+    sed -n -E "/$report/,\$p" "$T/daemon.log" | head -150 >&2
   }
   exit 1
 }
