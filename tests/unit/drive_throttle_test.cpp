@@ -1,8 +1,16 @@
 // Throttled drives (engine/io/drive_throttle.h): the completion time of
-// each I/O on the drive's virtual clock, per direction. Arithmetic on given
-// clocks only: no timing here (speed is measured in bench/).
+// each I/O on the drive's virtual clock, per direction (arithmetic on given
+// clocks), and through a reactor the order I/Os complete in: a small one
+// never waits for a whole large one. No speed here (bench/ measures it).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "engine/clock.h"
+#include "engine/engine.h"
+#include "engine/io/drive.h"
 #include "engine/io/drive_throttle.h"
 
 using namespace gpuraid;
@@ -33,4 +41,70 @@ TEST(DriveThrottle, NoCapNoDelay) {
   l.write_bytes_s = 1u << 30;
   DriveThrottle t(l);
   EXPECT_EQ(t.reserve(false, 1u << 20, 42), 42u) << "reads are not capped";
+}
+
+TEST(DriveThrottle, LaterChunksPayBytesOnly) {
+  DriveLimits l;
+  l.read_bytes_s = 1ull << 30;
+  l.read_iops = 1000;  // 1 ms per I/O at least
+  DriveThrottle t(l);
+  EXPECT_EQ(t.reserve(false, 4096, 0), 1000000u) << "a first chunk pays the IOPS floor";
+  EXPECT_EQ(t.reserve(false, DriveThrottle::kChunkBytes, 1000000, false),
+            1000000u + uint64_t(DriveThrottle::kChunkBytes) * 1000000000 / (1ull << 30))
+      << "a later chunk of the same I/O pays its bytes";
+}
+
+// Through a reactor: a 4 KiB read issued right after a 1 MiB read of a
+// 16 MiB/s drive (62.5 ms of it) completes first, after one 128 KiB chunk
+// of the large one and its own share; the large one still takes its time.
+TEST(DriveThrottle, ASmallReadIsNotHeldBehindALargeOne) {
+  EngineConfig c;
+  c.arena_bytes = 4u << 20;
+  std::string err;
+  auto e = Engine::create(c, &err);
+  ASSERT_TRUE(e) << err;
+  DriveSpec spec;
+  spec.type = DriveType::Mem;
+  spec.size_bytes = 8u << 20;
+  auto d = Drive::open(spec, &err);
+  ASSERT_TRUE(d) << err;
+  DriveLimits l;
+  l.read_bytes_s = 16u << 20;
+  d->set_limits(l);
+  const int slot = e->attach(d.get(), &err);
+  ASSERT_GE(slot, 0) << err;
+  Reactor& r = e->reactor(0);
+  r.claim();
+  struct Seen {
+    std::vector<uint32_t> order;
+    std::vector<int> res;
+  } seen;
+  std::unique_ptr<uint8_t, decltype(&free)> buf(static_cast<uint8_t*>(aligned_alloc(4096, 2u << 20)), &free);
+  auto read = [&](uint64_t off, uint32_t len) {
+    MemberIo* m = r.alloc_io();
+    m->kind = MemberIo::Read;
+    m->drive = d.get();
+    m->slot = uint32_t(slot);
+    m->offset = off;
+    m->len = len;
+    m->buf = buf.get() + (off >> 1);
+    m->ctx = &seen;
+    m->done = [](MemberIo* x) {
+      auto* s = static_cast<Seen*>(x->ctx);
+      s->order.push_back(x->len);
+      s->res.push_back(x->res);
+      Reactor::current()->free_io(x);
+    };
+    r.submit(m);
+  };
+  const uint64_t t0 = mono_ns();
+  read(0, 1u << 20);
+  read(4u << 20, 4096);
+  for (int i = 0; i < 1000000 && seen.order.size() < 2; i++) r.poll(true, 1);
+  const uint64_t took = mono_ns() - t0;
+  ASSERT_EQ(seen.order.size(), 2u) << "I/O did not complete";
+  EXPECT_EQ(seen.order, (std::vector<uint32_t>{4096, 1u << 20})) << "the 4 KiB read waited for the whole 1 MiB one";
+  EXPECT_EQ(seen.res, (std::vector<int>{4096, 1 << 20}));
+  EXPECT_GE(took, (1ull << 20) * 1000000000 / (16u << 20)) << "the 1 MiB read finished before the drive could have";
+  e->detach(slot);
 }
