@@ -128,7 +128,6 @@ void Reactor::submit(MemberIo* io) {
   assert_owner("submit");
   FaultInjector& f = io->drive->faults();
   io->short_by = 0;
-  io->throttle_left = 0;
   io->seq = next_seq_++;
   io->issue_ns = turn_ns_;
   if (f.active()) {
@@ -164,11 +163,8 @@ void Reactor::submit(MemberIo* io) {
     if (uint32_t us = f.latency_us()) io->due_ns = now_ns() + uint64_t(us) * 1000;
   }
   if (DriveThrottle* t = io->drive->throttle(); t && io->kind != MemberIo::Flush) {
-    // Its first chunk now, the others in turn (run_delayed).
-    const uint32_t chunk = std::min(io->len, DriveThrottle::kChunkBytes);
-    const uint64_t now = now_ns(), due = t->reserve(io->kind == MemberIo::Write, chunk, now);
+    const uint64_t now = now_ns(), due = t->reserve(io->kind == MemberIo::Write, io->len, now);
     if (due > now && due > io->due_ns) io->due_ns = due;
-    io->throttle_left = io->len - chunk;
   }
   in_flight_++;
   if (pluggable(io)) plug_.push_back(io);  // prepared at the turn's submission point
@@ -296,7 +292,7 @@ void Reactor::complete(MemberIo* io, int res) {
     bump(dc.bytes_written, io->len);
   }
   io->res = res;
-  if ((io->due_ns && now_ns() < io->due_ns) || io->throttle_left) {
+  if (io->due_ns && now_ns() < io->due_ns) {
     io->next = delayed_;
     delayed_ = io;
     return;
@@ -480,12 +476,7 @@ bool Reactor::run_delayed() {
   MemberIo* ready = nullptr;
   for (MemberIo* io = delayed_; io;) {
     MemberIo* n = io->next;
-    if (io->due_ns <= now && io->throttle_left) {  // a throttled drive's next chunk of it
-      const uint32_t chunk = std::min(io->throttle_left, DriveThrottle::kChunkBytes);
-      io->due_ns = io->drive->throttle()->reserve(io->kind == MemberIo::Write, chunk, now, false);
-      io->throttle_left -= chunk;
-    }
-    if (io->due_ns <= now && !io->throttle_left) {
+    if (io->due_ns <= now) {
       io->next = ready;
       ready = io;
     } else {

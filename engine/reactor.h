@@ -39,7 +39,6 @@ struct MemberIo {
   void (*done)(MemberIo*) = nullptr;
   void* ctx = nullptr;
   uint64_t due_ns = 0;          // injected latency: report no earlier than this
-  uint32_t throttle_left = 0;   // a throttled drive's bytes of it not yet reserved (drive_throttle.h)
   uint64_t seq = 0;             // issue order on its reactor (lockstep completes in this order)
   uint64_t issue_ns = 0;        // the reactor's turn clock at issue (latency histograms)
   uint32_t short_by = 0;        // injected short transfer: bytes not moved

@@ -1,20 +1,19 @@
 // A drive that behaves like a drive (issue 34): per-direction bandwidth and
 // IOPS caps over any drive type (mem and null have none of their own), so
 // that rebuild and degraded figures are bound by drive speed as on
-// hardware. A virtual clock per direction, shared by every reactor: an I/O
-// costs max(bytes / bandwidth, 1 / IOPS) of the drive's time and completes
-// when the drive would have finished it (a token bucket one I/O deep:
-// no burst above the caps). The I/O itself runs at once; only its
-// completion is held (the reactor's delayed list, as injected latency).
-//
-// An I/O larger than kChunkBytes is served in chunks, each reserved when the
-// one before is done (the reactor keeps it on its delayed list meanwhile,
-// MemberIo::throttle_left), so that I/Os issued in between take their turn:
-// a drive's internal parallelism shares its bandwidth among what it has
-// queued, and a 4 KiB read never waits for a whole 1 MiB one, as it did
-// when each I/O took the clock whole (a rebuild's runs on a 16 MiB/s drive
-// held each foreground read behind 62 ms of them: issue 34's figures under
-// load). The IOPS floor counts once, on the first chunk.
+// hardware. Two virtual clocks per direction, shared by every reactor, one
+// per cap, as cgroup io.max's rbps and riops: an I/O takes bytes /
+// bandwidth of the bandwidth clock and 1 / IOPS of the IOPS clock, and
+// completes when both say the drive would have finished it (token buckets
+// one I/O deep: no burst above the caps). The caps are independent: 4 KiB
+// random reads at half the IOPS cap leave most of the bandwidth to a
+// rebuild's large reads, as on a drive whose small-I/O rate is bound by its
+// flash dies and whose large-I/O rate by its channels and link. (One clock
+// charging each I/O the larger of its two costs made the two kinds of load
+// add up to more than the drive's time: the foreground kept 0.46 of its
+// rate under a rebuild at half its ideal speed, 2026-11-27; 0.68 now.)
+// The I/O itself runs at once; only its completion is held (the reactor's
+// delayed list, as injected latency).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -29,31 +28,34 @@ struct DriveLimits {
 
 class DriveThrottle {
  public:
-  static constexpr uint32_t kChunkBytes = 128u << 10;
-
   explicit DriveThrottle(const DriveLimits& l) : limits_(l) {}
   const DriveLimits& limits() const { return limits_; }
-  // The time (now_ns's clock) at which `bytes` issued at now_ns are done on
-  // this drive; now_ns when its direction has no cap. first: an I/O's first
-  // (or only) chunk, which pays the IOPS floor; a later chunk pays its bytes.
-  uint64_t reserve(bool write, uint64_t bytes, uint64_t now_ns, bool first = true) {
+  // The time (now_ns's clock) at which an I/O of `bytes` issued at now_ns
+  // completes on this drive; now_ns when its direction has no cap.
+  uint64_t reserve(bool write, uint64_t bytes, uint64_t now_ns) {
     const uint64_t bw = write ? limits_.write_bytes_s : limits_.read_bytes_s;
     const uint64_t iops = write ? limits_.write_iops : limits_.read_iops;
-    uint64_t cost = 0;
-    if (bw) cost = bytes * 1000000000ull / bw;
-    if (iops && first) cost = cost > 1000000000ull / iops ? cost : 1000000000ull / iops;
-    if (!cost) return now_ns;
-    std::atomic<uint64_t>& clock = write ? write_free_ns_ : read_free_ns_;
+    uint64_t done = now_ns;
+    if (bw) done = take(write ? write_bw_ns_ : read_bw_ns_, bytes * 1000000000ull / bw, now_ns);
+    if (iops) {
+      const uint64_t t = take(write ? write_iops_ns_ : read_iops_ns_, 1000000000ull / iops, now_ns);
+      done = t > done ? t : done;
+    }
+    return done;
+  }
+
+ private:
+  // Advances `clock` (when that cap is free again) by cost from
+  // max(clock, now_ns); returns its new value.
+  static uint64_t take(std::atomic<uint64_t>& clock, uint64_t cost, uint64_t now_ns) {
     uint64_t free = clock.load(std::memory_order_relaxed), done;
     do {
       done = (free > now_ns ? free : now_ns) + cost;
     } while (!clock.compare_exchange_weak(free, done, std::memory_order_relaxed));
     return done;
   }
-
- private:
   DriveLimits limits_;
-  std::atomic<uint64_t> read_free_ns_{0}, write_free_ns_{0};  // when the drive is free again
+  std::atomic<uint64_t> read_bw_ns_{0}, write_bw_ns_{0}, read_iops_ns_{0}, write_iops_ns_{0};
 };
 
 }  // namespace gpuraid
