@@ -20,8 +20,8 @@
 #         build 99 s, the 11 scripts 73 s). It found the reactor counters' race and a use after
 #         free at a stop during a rebuild (background.h, live_), both fixed. The CLI is build/'s
 #         (a TSan CLI spent minutes making `vd write --pattern`'s bytes), GPURAID_TIMEOUT=600, and
-#         interceptors called from gRPC and protobuf are not checked (tsan-daemon.supp: each word
-#         they copied was a suppressed race, and a 4 MiB ReadVolume took up to minutes).
+#         interceptors called from gRPC, protobuf and OpenSSL are not checked (tsan-daemon.supp:
+#         each word they copied was a suppressed race, and a 4 MiB ReadVolume took up to minutes).
 # Every sanitizer stops the test at its first report and fails it. Suppressions
 # (scripts/sanitize/*.supp) are for third-party code only, each with its reason.
 # Extra arguments go to ctest, e.g. scripts/sanitize.sh asan -R group_test.

@@ -55,7 +55,8 @@ void BackgroundWork::attach(Reactor& r) {
 uint32_t BackgroundWork::window(Work w) const { return w == Work::Rebuild ? rebuild_window_ : kWindow[int(w)]; }
 
 // The task lives in this object, which may be freed right after shutdown:
-// live_ counts the kick tasks queued or running, and shutdown waits for none.
+// live_ counts the kick tasks queued or running (and running completions,
+// on_done), and shutdown waits for none.
 void BackgroundWork::kick() {
   Reactor* r = r_.load();
   if (!r || stopping_.load()) return;

@@ -11,7 +11,8 @@
 // flash dies and whose large-I/O rate by its channels and link. (One clock
 // charging each I/O the larger of its two costs made the two kinds of load
 // add up to more than the drive's time: the foreground kept 0.46 of its
-// rate under a rebuild at half its ideal speed, 2026-11-27; 0.68 now.)
+// rate under a rebuild at half its ideal speed, 2026-11-27; 0.69 with
+// independent caps, bench/results/2026-11-28-room-rebuild.)
 // The I/O itself runs at once; only its completion is held (the reactor's
 // delayed list, as injected latency).
 #pragma once

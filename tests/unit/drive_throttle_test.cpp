@@ -21,7 +21,8 @@ TEST(DriveThrottle, BandwidthAndIopsCapsPerDirection) {
   // Writes have their own clocks: 1 MiB at 1 GiB/s (and 10 us of the IOPS clock).
   EXPECT_EQ(t.reserve(true, mib, now), now + 976562);
   // The caps are independent: a 4 KiB write then takes 3.8 us more of the
-  // bandwidth clock and 10 us of the IOPS clock, which is far ahead of it.
+  // bandwidth clock and 10 us of the IOPS clock, whose turn (at 20 us) ends
+  // long before the bandwidth clock's: the bandwidth binds.
   EXPECT_EQ(t.reserve(true, 4096, now), now + 976562 + 3814);
   // Small writes on an idle drive: the IOPS cap binds (10 us each, more than
   // their bytes' 3.8 us).
