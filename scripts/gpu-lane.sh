@@ -40,7 +40,7 @@ pack() {
   ldd "${bins[@]/#/$root/build/bin/}" | awk '/=> \//{print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*|libcuda)\.so' |
     while read -r lib; do cp -L "$lib" "$dir/lib/"; done
-  if ldd "$dir"/bin/* 2>/dev/null | grep -q 'not found'; then
+  if ldd "$dir"/bin/* 2>/dev/null | grep >/dev/null 'not found'; then
     echo "gpu-lane: unresolved libraries in the pack" >&2
     exit 1
   fi

@@ -42,7 +42,7 @@ fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep >/dev/null "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})) || ((need_update)); then
   echo "setup: installing ${missing[*]}"

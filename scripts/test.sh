@@ -30,7 +30,7 @@ label_summary() { sed -n '/^Label Time Summary:/,/^$/p' "$1" | sed 's/^/  /'; }
 vm_pid=""
 picked=0  # tests picked or left out by name (-R, -E): one ctest, as asked
 for a in "$@"; do [[ $a == -R || $a == --tests-regex || $a == -E || $a == --exclude-regex ]] && picked=1; done
-if [[ ${GPURAID_VM_BESIDE:-1} == 1 && $picked == 0 ]] && ctest -N "$@" -R '^vm_' | grep -q '^ *Test *#'; then
+if [[ ${GPURAID_VM_BESIDE:-1} == 1 && $picked == 0 ]] && ctest -N "$@" -R '^vm_' | grep >/dev/null '^ *Test *#'; then
   (
     t=$SECONDS
     vrc=0

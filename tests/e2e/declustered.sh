@@ -38,7 +38,7 @@ check "level" draid6 "$(gp dg show dr --json | json 'd["level"]')"
 timeout 120 "$BIN/gpuraid" dg show dr --watch --interval 0.2 >/dev/null || fail "init did not finish in 120 s"
 check dr optimal "$(gstate dr)"
 check "room used, new group" 0 "$(used)"
-gp status | grep -q "distributed spare room: 0 of 2 used, 2 free" || fail "status does not show the free room: $(gp status)"
+gp status | grep >/dev/null "distributed spare room: 0 of 2 used, 2 free" || fail "status does not show the free room: $(gp status)"
 gp vd create dr --size 96M --name v1 >/dev/null
 gp vd write v1 --pattern 7 --length 96M >/dev/null
 
@@ -60,12 +60,12 @@ gp dg rates dr --rebuild 0 >/dev/null
 for i in $(seq 1 600); do [ "$(gstate dr)" = optimal ] && break; sleep 0.2; done
 check dr optimal "$(gstate dr)"
 check "room used" 2 "$(used)"
-gp status | grep -q "distributed spare room: 2 of 2 used, 0 free" || fail "status does not show the room used: $(gp status)"
+gp status | grep >/dev/null "distributed spare room: 2 of 2 used, 0 free" || fail "status does not show the room used: $(gp status)"
 check "metric: room used" 2 "$(metric 'gpuraid_dg_distributed_spares{dg="dr",state="used"}')"
 check "metric: room free" 0 "$(metric 'gpuraid_dg_distributed_spares{dg="dr",state="free"}')"
 # The event log is written behind the state (a queue of its own): wait for it.
-for i in $(seq 1 50); do gp events --json | grep -q "rebuilt into the distributed spare room" && break; sleep 0.2; done
-gp events --json | grep -q "rebuilt into the distributed spare room" || fail "no event says a member was rebuilt into the room: $(gp events)"
+for i in $(seq 1 50); do gp events --json | grep >/dev/null "rebuilt into the distributed spare room" && break; sleep 0.2; done
+gp events --json | grep >/dev/null "rebuilt into the distributed spare room" || fail "no event says a member was rebuilt into the room: $(gp events)"
 gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
 expect_rc 1 gp dg replace dr --old pd2 --with pd12
 expect_err_has "not built yet"

@@ -13,7 +13,7 @@ r5_with_volume --write-hole-guard off
 
 step "dg show says the guard is off"
 check "r5 write_hole_guard" False "$(gp dg show r5 --json | json 'd["write_hole_guard"]')"
-gp dg show r5 | grep -q "write-hole guard.*off (" || fail "dg show does not say the write-hole guard is off"
+gp dg show r5 | grep >/dev/null "write-hole guard.*off (" || fail "dg show does not say the write-hole guard is off"
 
 step "fail pd1, write, idle: a SIGKILL then is no dirty degraded stop (r5 starts degraded)"
 gp pd fail pd1 >/dev/null

@@ -14,7 +14,7 @@ J=$(gp pd examine "$T/d1.img" --json)
 check "d1" "r5 member 1 raid5 3" "$(json 'd["group"] + " " + d["role"] + " " + str(d["slot"]) + " " + d["level"] + " " + str(d["members"])' <<<"$J")"
 check "d1 slots" "active active active spare" "$(json '" ".join(s["state"] for s in d["slots"])' <<<"$J")"
 check "d3" "spare" "$(gp pd examine "$T/d3.img" --json | json 'd["role"]')"
-gp pd examine "$T/d0.img" | grep -q "^group_uuid" || fail "the text form: $(gp pd examine "$T/d0.img")"
+gp pd examine "$T/d0.img" | grep >/dev/null "^group_uuid" || fail "the text form: $(gp pd examine "$T/d0.img")"
 
 step "after a failure, with the daemon stopped: the generations tell who is stale"
 gp pd fail pd2 >/dev/null

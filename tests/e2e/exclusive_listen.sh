@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 MPORT=$(free_port)
 APORT=$(free_port)
 start_daemon --metrics "$MPORT" --listen-tcp "127.0.0.1:$APORT" --insecure-tcp
-scrape "$MPORT" | grep -q gpuraid_member_ios_total || fail "no metrics from the first daemon"
+scrape "$MPORT" | grep >/dev/null gpuraid_member_ios_total || fail "no metrics from the first daemon"
 
 # second NAME SOCKET ARGS...: a second daemon on its own state dir; it must exit non-zero.
 second() {
@@ -33,7 +33,7 @@ second s2 "$SOCK"
 
 step "the first daemon still serves every scrape"
 for _ in $(seq 10); do
-  scrape "$MPORT" | grep -q gpuraid_member_ios_total || fail "a scrape went elsewhere"
+  scrape "$MPORT" | grep >/dev/null gpuraid_member_ios_total || fail "a scrape went elsewhere"
 done
 stop_daemon
 echo "exclusive_listen: OK"

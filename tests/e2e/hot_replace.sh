@@ -24,7 +24,7 @@ check "dg list's task" replace "$(gp dg list | awk '$1 == "r5" { print $NF }')"
 check "state during the copy" optimal "$(gstate r5)"
 check "redundancy during the copy" full "$(gp dg show r5 --json | json 'd["redundancy"]')"
 check "pd1 still the member" pd1 "$(gp dg show r5 --json | json 'd["members"][1]["drive"]')"
-gp status | grep -q "replace" || fail "gpuraid status shows no replace: $(gp status)"
+gp status | grep >/dev/null "replace" || fail "gpuraid status shows no replace: $(gp status)"
 expect_rc 1 gp dg replace r5 --member 2 --with pd4
 gp vd write v --offset 8M --pattern 2 --length 4M >/dev/null
 gp vd write v --offset 40M --pattern 3 --length 4M >/dev/null

@@ -45,7 +45,7 @@ commands=0
 walk() {
   local sub
   for sub in $(help_subcommands "$@"); do
-    grep -qF ".SS \"gpuraid $* $sub" "$T/gpuraid.8" || grep -qF ".SS \"gpuraid ${*:+$* }$sub" "$T/gpuraid.8" ||
+    grep -qF ".SS \"gpuraid $* $sub" "$T/gpuraid.8" || grep -F >/dev/null ".SS \"gpuraid ${*:+$* }$sub" "$T/gpuraid.8" ||
       fail "'gpuraid ${*:+$* }$sub' is not in gpuraid(8)"
     commands=$((commands + 1))
     for o in $(help_options gp "$@" "$sub"); do
@@ -68,8 +68,8 @@ done
 echo "   ok: $n options"
 
 step "the generators are hidden: not in --help, not in completion, not in the pages"
-! gp --help | grep -qw manpage || fail "gpuraid --help lists manpage"
-! "$BIN/gpuraidd" --help | grep -q -- --manpage || fail "gpuraidd --help lists --manpage"
-! gp completion bash | grep -qw manpage || fail "completion offers manpage"
+! gp --help | grep -w >/dev/null manpage || fail "gpuraid --help lists manpage"
+! "$BIN/gpuraidd" --help | grep >/dev/null -- --manpage || fail "gpuraidd --help lists --manpage"
+! gp completion bash | grep -w >/dev/null manpage || fail "completion offers manpage"
 ! grep -qw manpage "$T/gpuraid.8" || fail "gpuraid(8) lists manpage"
 echo "man_pages: OK"

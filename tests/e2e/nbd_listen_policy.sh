@@ -34,7 +34,7 @@ step "loopback and Unix sockets need no flag"
 gp vd export v --nbd --listen "tcp:127.0.0.1:$PORT" >/dev/null
 gp vd unexport v >/dev/null
 gp vd export v --nbd --listen "unix:$T/v.sock" >/dev/null
-gp vd show v | grep -q "export security.*no TLS" || fail "vd show: $(gp vd show v)"
+gp vd show v | grep >/dev/null "export security.*no TLS" || fail "vd show: $(gp vd show v)"
 gp vd unexport v >/dev/null
 
 step "a Unix socket another process listens on is never taken; a stale one is (issue 33, item 9)"
@@ -60,9 +60,9 @@ step "--insecure-listen: accepted, logged, shown, in the metrics"
 gp vd export v --nbd --listen "tcp:0.0.0.0:$PORT" --insecure-listen >/dev/null
 nbdinfo --size "nbd://127.0.0.1:$PORT/v" >/dev/null || fail "nbdinfo cannot reach the insecure export"
 check "vd show --json insecure_listen" True "$(gp vd show v --json | json 'd["export"]["nbd_security"]["insecure_listen"]')"
-gp vd show v | grep -q "INSECURE listen" || fail "vd show does not say the export is insecure: $(gp vd show v)"
+gp vd show v | grep >/dev/null "INSECURE listen" || fail "vd show does not say the export is insecure: $(gp vd show v)"
 grep -q "WITHOUT TLS (--insecure-listen)" "$T/daemon.log" || fail "the daemon did not log the insecure export"
-scrape "$MPORT" | grep -q '^gpuraid_vd_nbd_insecure_listen{vd="v",dg="r5",tls="off"} 1$' ||
+scrape "$MPORT" | grep >/dev/null '^gpuraid_vd_nbd_insecure_listen{vd="v",dg="r5",tls="off"} 1$' ||
   fail "metrics: $(scrape "$MPORT" | grep nbd_insecure || echo 'no gpuraid_vd_nbd_insecure_listen')"
 echo "   ok: logged, vd show, --json and the metrics say so"
 
@@ -73,6 +73,6 @@ check "insecure_listen after a restart" True "$(gp vd show v --json | json 'd["e
 check "active after a restart" True "$(gp vd show v --json | json 'd["export"]["active"]')"
 nbdinfo --size "nbd://127.0.0.1:$PORT/v" >/dev/null || fail "the restored export does not answer"
 gp vd unexport v >/dev/null
-scrape "$MPORT" | grep -q 'gpuraid_vd_nbd_insecure_listen{' && fail "the metric outlived the export"
+scrape "$MPORT" | grep >/dev/null 'gpuraid_vd_nbd_insecure_listen{' && fail "the metric outlived the export"
 stop_daemon
 echo "nbd_listen_policy: OK"

@@ -55,7 +55,7 @@ check "export after the refusals" None "$(gp vd show v --json | json 'd.get("exp
 step "X.509, TLS required, on 0.0.0.0 (allowed: TLS is required)"
 URI=$(gp vd export v --nbd --listen "tcp:0.0.0.0:$PORT" --tls require "${X509[@]}" --json | json 'd["export"]["uri"]')
 check "URI scheme" "nbds://127.0.0.1:$PORT/v" "${URI/0.0.0.0/127.0.0.1}"
-gp vd show v | grep -q "TLS required (X.509" || fail "vd show: $(gp vd show v)"
+gp vd show v | grep >/dev/null "TLS required (X.509" || fail "vd show: $(gp vd show v)"
 S="nbds://127.0.0.1:$PORT/v"
 nbdcopy "$T/data" "$S?tls-certificates=$T/good" || fail "nbdcopy to the TLS export failed"
 readback "$S?tls-certificates=$T/good" || fail "data read back over TLS differs"

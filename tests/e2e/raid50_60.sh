@@ -32,7 +32,7 @@ for spec in "50 2 6 0" "60 2 8 8"; do
   gp dg create --level "$L" --subgroups "$G" --name "$name" $members >/dev/null
   check "$name subgroups" "$G" "$(gp dg show "$name" --json | json 'd["subgroups"]')"
   check "$name write_hole_guard" True "$(gp dg show "$name" --json | json 'd["write_hole_guard"]')"
-  gp dg show "$name" | grep -q "write-hole guard.*on (" || fail "dg show does not say $name's write-hole guard is on"
+  gp dg show "$name" | grep >/dev/null "write-hole guard.*on (" || fail "dg show does not say $name's write-hole guard is on"
   timeout 120 "$BIN/gpuraid" dg show "$name" --watch --interval 0.2 >/dev/null || fail "init of $name did not finish in 120 s"
   check "$name" optimal "$(gstate "$name")"
   gp vd create "$name" --size 64M --name "v$L" >/dev/null

@@ -17,7 +17,7 @@ for l in sys.stdin:
     e = json.loads(l)
     if e["kind"] == "member_failed": print(e["message"])')
 check "member_failed message" "member 1 was failed by the operator" "$MSG"
-gp events | grep -q "member_failed .*member 1 was failed by the operator" || fail "events table: $(gp events)"
+gp events | grep >/dev/null "member_failed .*member 1 was failed by the operator" || fail "events table: $(gp events)"
 
 step "a degraded start: the note lists each reason once, no empty item"
 stop_daemon

@@ -23,7 +23,7 @@ check "r0 redundancy" none "$(field r0 'd["redundancy"]')"
 check "r0 failures tolerated" 0 "$(field r0 'd["failures_tolerated"]')"
 check "r0 redundancy claimed" False "$(field r0 'd["redundancy_claimed"]')"
 check "r0 state" optimal "$(field r0 'd["state"]')"
-gp dg show r0 | grep -q '^redundancy: *none: raid0 has no redundancy' || fail "dg show r0 does not say none: $(gp dg show r0)"
+gp dg show r0 | grep >/dev/null '^redundancy: *none: raid0 has no redundancy' || fail "dg show r0 does not say none: $(gp dg show r0)"
 check "dg list r0 STATE REDUNDANCY SURVIVES" "optimal none -" "$(list_row r0)"
 check "metric dg_redundancy r0 none" 1 "$(metric 'gpuraid_dg_redundancy{dg="r0",redundancy="none"}')"
 
@@ -34,7 +34,7 @@ check "r6 state when created" initializing "$STATE"
 check "r6 state" initializing "$(field r6 'd["state"]')"
 check "r6 redundancy" pending "$(field r6 'd["redundancy"]')"
 check "dg list r6 STATE REDUNDANCY SURVIVES" "initializing pending -" "$(list_row r6)"
-gp dg show r6 | grep -q '^redundancy: *pending: init is making parity' || fail "dg show r6: $(gp dg show r6)"
+gp dg show r6 | grep >/dev/null '^redundancy: *pending: init is making parity' || fail "dg show r6: $(gp dg show r6)"
 check "metric dg_state r6 initializing" 1 "$(metric 'gpuraid_dg_state{dg="r6",state="initializing"}')"
 check "metric dg_state r6 optimal" 0 "$(metric 'gpuraid_dg_state{dg="r6",state="optimal"}')"
 gp dg rates r6 --rebuild 0 >/dev/null
@@ -49,14 +49,14 @@ gp pd fail pd4 >/dev/null
 check "r6 state" degraded "$(field r6 'd["state"]')"
 check "r6 redundancy" reduced "$(field r6 'd["redundancy"]')"
 check "r6 failures tolerated" 1 "$(field r6 'd["failures_tolerated"]')"
-gp dg show r6 | grep -q '^redundancy: *reduced: survives 1 more member failure' || fail "dg show r6: $(gp dg show r6)"
+gp dg show r6 | grep >/dev/null '^redundancy: *reduced: survives 1 more member failure' || fail "dg show r6: $(gp dg show r6)"
 check "pd4 state" failed "$(gpj pd show pd4 | json 'd["state"]')"
 check "the table says what --json says" failed "$(gp pd list | awk '$1 == "pd4" { print $6 }')"
 check "metric pd_state pd4 failed" 1 "$(metric 'gpuraid_pd_state{pd="pd4",dg="r6",state="failed"}')"
 check "metric failures tolerated" 1 "$(metric 'gpuraid_dg_failures_tolerated{dg="r6"}')"
 gp pd fail pd5 >/dev/null
 check "r6 failures tolerated" 0 "$(field r6 'd["failures_tolerated"]')"
-gp dg show r6 | grep -q '^redundancy: *reduced: survives no further member failure' || fail "dg show r6: $(gp dg show r6)"
+gp dg show r6 | grep >/dev/null '^redundancy: *reduced: survives no further member failure' || fail "dg show r6: $(gp dg show r6)"
 
 step "a RAID 5 that loses a second member while its I/O runs: failed, redundancy lost"
 gp dg create --level 5 --assume-zeroed --name f5 pd8 pd9 pd10 >/dev/null
@@ -67,7 +67,7 @@ gp pd fail pd8 >/dev/null
 gp vd read fv --verify-pattern 1 --length 16M >/dev/null 2>&1 && fail "a read of a failed group succeeded"
 check "f5 state" failed "$(field f5 'd["state"]')"
 check "f5 redundancy" lost "$(field f5 'd["redundancy"]')"
-gp dg show f5 | grep -q '^redundancy: *lost: the group failed' || fail "dg show f5: $(gp dg show f5)"
+gp dg show f5 | grep >/dev/null '^redundancy: *lost: the group failed' || fail "dg show f5: $(gp dg show f5)"
 
 step "a group that cannot be assembled: offline, redundancy unknown; members there are offline, the others missing"
 gp dg create --level 5 --assume-zeroed --name o5 pd11 pd12 pd13 >/dev/null
@@ -80,7 +80,7 @@ check "o5 redundancy" unknown "$(field o5 'd["redundancy"]')"
 check "o5 member states" "offline missing missing" "$(field o5 '" ".join(m["state"] for m in d["members"])')"
 check "pd11 state" offline "$(gpj pd show pd11 | json 'd["state"]')"
 check "pd12 state" missing "$(gpj pd show pd12 | json 'd["state"]')"
-gp dg show o5 | grep -q '^redundancy: *unknown: the group is offline' || fail "dg show o5: $(gp dg show o5)"
+gp dg show o5 | grep >/dev/null '^redundancy: *unknown: the group is offline' || fail "dg show o5: $(gp dg show o5)"
 check "metric dg_state o5 offline" 1 "$(metric 'gpuraid_dg_state{dg="o5",state="offline"}')"
 check "metric pd_state pd11 offline" 1 "$(metric 'gpuraid_pd_state{pd="pd11",dg="o5",state="offline"}')"
 

@@ -55,6 +55,6 @@ print("   ok: status --json")
 PY
 gp dg rates r6 --rebuild 0 >/dev/null
 gp dg show r6 --watch --interval 0.2 >/dev/null
-gp status | grep -q "^r6 : optimal raid6" || fail "r6 optimal after its rebuild"
+gp status | grep >/dev/null "^r6 : optimal raid6" || fail "r6 optimal after its rebuild"
 stop_daemon
 echo "status: OK"

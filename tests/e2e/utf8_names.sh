@@ -25,7 +25,7 @@ names() {
   check "drive id (--json)" "$D" "$(gp pd show "$D" --json | json 'd["id"]')"
   check "group name (table)" "$G" "$(gp dg list | awk 'NR == 2 { print $1 }')"
   check "volume name (table)" "$V" "$(gp vd list | awk 'NR == 2 { print $1 }')"
-  gp dg show "$G" | grep -q "^name: *$G\$" || fail "dg show: $(gp dg show "$G")"
+  gp dg show "$G" | grep >/dev/null "^name: *$G\$" || fail "dg show: $(gp dg show "$G")"
   gp vd read "$V" --verify-pattern 7 --length 8M >/dev/null
   # Columns line up by what a terminal shows, not by bytes: GROUP starts
   # under its header in every row.

@@ -12,7 +12,7 @@ r5_with_volume
 
 step "dg show says the guard is on (the default)"
 check "r5 write_hole_guard" True "$(gp dg show r5 --json | json 'd["write_hole_guard"]')"
-gp dg show r5 | grep -q "write-hole guard.*on (" || fail "dg show does not say the write-hole guard is on"
+gp dg show r5 | grep >/dev/null "write-hole guard.*on (" || fail "dg show does not say the write-hole guard is on"
 
 step "fail pd1, write, SIGKILL at once, three times: r5 starts degraded by itself each time"
 gp pd fail pd1 >/dev/null

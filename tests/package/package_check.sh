@@ -66,7 +66,7 @@ dpkg-deb -x "$DEB" "$T/root"
 for p in usr/sbin/gpuraidd usr/bin/gpuraid; do
   NEEDED=$(readelf -d "$T/root/$p" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
   [[ "$NEEDED" != *cuda* ]] || fail "$p needs a CUDA library: $NEEDED"
-  ldd "$T/root/$p" | grep -q 'not found' && fail "$p: $(ldd "$T/root/$p" | grep 'not found')"
+  ldd "$T/root/$p" | grep >/dev/null 'not found' && fail "$p: $(ldd "$T/root/$p" | grep 'not found')"
 done
 echo "   ok: gpuraidd needs $(readelf -d "$T/root/usr/sbin/gpuraidd" | grep -c NEEDED) libraries, none of CUDA"
 

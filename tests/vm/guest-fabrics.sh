@@ -32,7 +32,7 @@ source "$(dirname "$0")/guest-lib.sh"
 wait_event() {
   local kind=$1 n=$(($2 * 10))
   for _ in $(seq 1 $n); do
-    gp events | grep -qi " $kind " && return 0
+    gp events | grep -i >/dev/null " $kind " && return 0
     sleep 0.1
   done
   fail "no $kind event within $2 s"; gp events | tail -20
@@ -98,7 +98,7 @@ step_bad_input() {
 
 step_connect() {
   for i in 0 1; do
-    gp pd discover --traddr 127.0.0.1 --trsvcid $((4420 + i)) | tee $W/discover$i | grep -q "$NQN$i" ||
+    gp pd discover --traddr 127.0.0.1 --trsvcid $((4420 + i)) | tee $W/discover$i | grep >/dev/null "$NQN$i" ||
       fail "discover on port $((4420 + i)) does not list $NQN$i"
   done
   for i in 0 1; do
@@ -138,7 +138,7 @@ step_path_return() {
   local done=$(sed -n 's/.*resynced: \([0-9]*\) of \([0-9]*\) bytes.*/\1/p' <<<"$msg")
   local all=$(sed -n 's/.*resynced: \([0-9]*\) of \([0-9]*\) bytes.*/\2/p' <<<"$msg")
   [ -n "$done" ] && [ "$done" -gt 0 ] && [ "$done" -lt "$all" ] || fail "not a partial resync: '$msg'"
-  gp events | grep -qi " member_failed " && fail "a member failed during the path loss"
+  gp events | grep -i >/dev/null " member_failed " && fail "a member failed during the path loss"
   [ "$(gp dg show dg0 --json | json 'd["state"]')" = optimal ] || fail "dg0 is not optimal again"
   [ "$(gp dg show dg0 --json | json 'len(d["spares"])')" = 1 ] || fail "the spare was used"
   result "path loss within ctrl-loss-tmo: member resynced $done of $all bytes ($((done * 100 / all))%)"

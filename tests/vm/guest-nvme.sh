@@ -65,11 +65,11 @@ gp pd show pd2
 
 step "refused: an 8 KiB-block namespace, a namespace already registered; nothing changed"
 expect_rc 1 gp pd add "${D[4]}"
-echo "$ERR" | grep -q "8192-byte logical blocks" || fail "8 KiB refusal unclear: $ERR"
+echo "$ERR" | grep >/dev/null "8192-byte logical blocks" || fail "8 KiB refusal unclear: $ERR"
 echo "   refused: $ERR"
 ln -sf "${D[0]}" "$W/alias0"
 expect_rc 1 gp pd add "$W/alias0"
-echo "$ERR" | grep -q "already registered as pd0" || fail "duplicate namespace refusal unclear: $ERR"
+echo "$ERR" | grep >/dev/null "already registered as pd0" || fail "duplicate namespace refusal unclear: $ERR"
 echo "   refused: $ERR"
 check "drives after refusals" 4 "$(gp --json pd list | json 'len(d["drives"])')"
 
@@ -94,10 +94,10 @@ grep -q "initialisation: $INIT" "$T/daemon.log" || fail "the daemon log does not
 
 step "refused: a namespace already in a group; nothing changed"
 expect_rc 1 gp dg create pd0 pd1 --level 1 --name dg1
-echo "$ERR" | grep -q "pd0 is not free (in dg0)" || fail "member refusal unclear: $ERR"
+echo "$ERR" | grep >/dev/null "pd0 is not free (in dg0)" || fail "member refusal unclear: $ERR"
 echo "   refused: $ERR"
 expect_rc 1 gp pd add "${D[1]}"
-echo "$ERR" | grep -q "already registered as pd1" || fail "member path refusal unclear: $ERR"
+echo "$ERR" | grep >/dev/null "already registered as pd1" || fail "member path refusal unclear: $ERR"
 check "groups" 1 "$(gp --json dg list | json 'len(d["groups"])')"
 check "dg0 state" optimal "$(gp --json dg show dg0 | json 'd["state"]')"
 

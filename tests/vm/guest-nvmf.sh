@@ -200,7 +200,7 @@ step_export() {
   [ "$uuid" = "$(nvmf ns_uuid)" ] || fail "the host sees namespace uuid '$uuid', vd show says '$(nvmf ns_uuid)'"
   UUID=$uuid
   remote_path "connect"
-  gp vd show vd0 | tee $W/show | grep -q "connected.*$HADDR" || fail "vd show lists no connection: $(cat $W/show)"
+  gp vd show vd0 | tee $W/show | grep >/dev/null "connected.*$HADDR" || fail "vd show lists no connection: $(cat $W/show)"
   get_metrics
   local l="vd=\"vd0\",dg=\"[^\"]*\",nqn=\"$NQN\""
   grep -q "^gpuraid_vd_nvmf_info{$l,transport=\"tcp\",address=\"$TADDR:$PORT\",.*dhchap=\"1\".*} 1$" $W/metrics &&

@@ -174,7 +174,7 @@ phase_cut() {
   [ "$state" = "$SCENARIO" ] || [ "$SCENARIO" = normal ] || fail "r5 is $state at the cut, not $SCENARIO" 
   [ "$tx" -gt 0 ] || fail "SQLite acknowledged nothing: $(tail -3 "$W/sqlite.err")"
   [ "$files" -gt 0 ] || fail "no file acknowledged: $(tail -3 "$W/files.err")"
-  jobs -r | grep -q fio || fail "fio is not running at the cut: $(tail -3 "$W/fio.bg")"
+  jobs -r | grep >/dev/null fio || fail "fio is not running at the cut: $(tail -3 "$W/fio.bg")"
   if [ "$CACHE" = volatile ]; then
     # The guard must have had to make room durable (a flush of the members
     # before log room was reused), and the members must really have a

@@ -108,7 +108,7 @@ make_daemon_group() {
   out=$($C vd export vol0 --ublk) || { fail "vd export --ublk: $out"; return 1; }
   DEV=$(vd_dev vol0)
   [ -b "$DEV" ] || { fail "export printed '$out' but '$DEV' is no block device"; return 1; }
-  echo "$out" | grep -q "$DEV" || fail "vd export did not print $DEV: $out"
+  echo "$out" | grep >/dev/null "$DEV" || fail "vd export did not print $DEV: $out"
 }
 
 # On the kernel-cpu backend (the GPU's data path, its kernels on CPU threads): ublk's request buffers are
@@ -169,7 +169,7 @@ daemon_fs_steps() {
   wait $fpid || fail "fio across a planned restart: $(tail -5 $W/fio.dfsfio2)"
   # The SIGKILL's resync may still run (slow under TCG): it goes on, but a
   # planned stop is never an unclean one (no log replay, no new regions).
-  tail -n +$((lines + 1)) $DLOG | grep -q "unclean stop" && fail "a planned restart was an unclean stop"
+  tail -n +$((lines + 1)) $DLOG | grep >/dev/null "unclean stop" && fail "a planned restart was an unclean stop"
   grep -q "kept for the next daemon" $DLOG || fail "the daemon did not log that it kept the device"
   result "gpuraidd: ublk fs fio across a planned restart (--ublk-on-exit keep, TCG): $(fio_iops dfsfio2)"
   (cd /mnt/vd && sha256sum -c --quiet $W/sums) || fail "file checksums after the planned restart"
@@ -238,7 +238,7 @@ step_daemon_fail() {
   wait_group r5 'g["state"] == "optimal"' 600 || return 1
   local t1=$(date +%s.%N)
   result "gpuraidd: spare takeover + rebuild of a 128 MiB member (TCG): $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
-  $C events | grep -q "rebuild_finished" || fail "no rebuild_finished event"
+  $C events | grep >/dev/null "rebuild_finished" || fail "no rebuild_finished event"
   fio_verify dfail $DEV 96M --verify_only || fail "verify after the rebuild"
   # The rebuilt member's bytes count: verify again with another member failed.
   $C pd fail pd0 >/dev/null || fail "pd fail pd0"
@@ -246,7 +246,7 @@ step_daemon_fail() {
   # Failing another member would lose data: the daemon refuses and keeps serving.
   local out
   out=$($C pd fail pd1 2>&1) && fail "pd fail past redundancy was accepted"
-  echo "$out" | grep -q "would fail the group" || fail "pd fail past redundancy: '$out'"
+  echo "$out" | grep >/dev/null "would fail the group" || fail "pd fail past redundancy: '$out'"
   [ "$(group_field r5 'g["members"][1]["state"]')" = online ] || fail "the refused pd fail changed member 1"
   # Unexport while I/O is in flight (this fio overwrites the verified
   # data): fio ends with errors, the daemon stays up, the device goes
@@ -277,7 +277,7 @@ step_daemon_cycles() {
   start_daemon --nvme-passthru || return 1
   local i=0 ids=()
   for d in "${ds[@]:0:3}"; do $C pd add $d --id c$i >/dev/null && ids+=(c$i); i=$((i + 1)); done
-  $C --json pd show c0 | grep -q "\"nvme_char\"" || fail "${ds[0]} was not added as nvme-char: $($C pd show c0)"
+  $C --json pd show c0 | grep >/dev/null "\"nvme_char\"" || fail "${ds[0]} was not added as nvme-char: $($C pd show c0)"
   $C dg create --level 5 --strip 64K --name cyc --force --assume-zeroed "${ids[@]}" >/dev/null || { fail "dg create"; return 1; }
   $C vd create cyc --size 64M --name cv >/dev/null || { fail "vd create"; return 1; }
   $C vd export cv --ublk >/dev/null && $C vd unexport cv >/dev/null || { fail "first export"; return 1; }
@@ -332,7 +332,7 @@ step_daemon_draid() {
   local t0=$(date +%s.%N)
   wait_group dr 'g["state"] == "optimal"' 600 || return 1
   local t1=$(date +%s.%N)
-  grep -q "rebuilt into the distributed spare room" $DLOG || $C events | grep -q "distributed spare room" ||
+  grep -q "rebuilt into the distributed spare room" $DLOG || $C events | grep >/dev/null "distributed spare room" ||
     fail "no event of the room's rebuild"
   for round in rebuilt relied; do
     umount /mnt/vd || { fail "umount"; return 1; }
