@@ -415,8 +415,11 @@ grpc::Status ControlPlane::replace_member(const v1::ReplaceMemberRequest& q, v1:
   if (nd->r.role() != v1::DRIVE_ROLE_FREE || nd->r.failed() || !nd->drive)
     return precondition(q.new_drive() + " is not a free, healthy drive");
   // A working member: copied while it serves, then swapped in (hot replace).
+  // One in the distributed spare room is copied back onto the drive, which
+  // is its member from now on (the engine's replace_member: copy_back.cpp).
+  const bool in_room = gr->g->volume().room_mask() >> index & 1;
   for (const auto& m : gr->g->members())
-    if (m.index == index && m.state == MemberState::Active && !(gr->g->volume().unusable_mask() >> index & 1))
+    if (!in_room && m.index == index && m.state == MemberState::Active && !(gr->g->volume().unusable_mask() >> index & 1))
       return hot_replace(*gr, index, *nd, q.force(), out);
   std::string err;
   auto drive = std::move(nd->drive);

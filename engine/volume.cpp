@@ -389,8 +389,10 @@ bool Volume::fail_if(uint32_t member, int err, bool only_missing) {
   const uint64_t bit = 1ull << member;
   // A member in the spare room (rebuilt or being rebuilt there) has no drive
   // of its own to fail: an error of its I/O fails the drive that took it
-  // (ops/op_common.cpp), and its stripes there then read around it.
-  if (room_mask_.load() & bit) return false;
+  // (ops/op_common.cpp), and its stripes there then read around it. But
+  // one being copied back has: that drive failing ends the copy-back (what
+  // it moved is lost; the group rebuilds it into the room again).
+  if ((room_mask_.load() & bit) && !leaving_member(member)) return false;
   auto settled = [&] { return (failed_.load(std::memory_order_acquire) & ~missing_.load(std::memory_order_acquire)) & bit; };
   if (settled()) return false;
   {
@@ -469,7 +471,8 @@ void Volume::release_acks() {
 
 void Volume::member_error(uint32_t member, int err) {
   if (member >= geo_.members) return;
-  if (room_mask_.load(std::memory_order_acquire) >> member & 1) return;  // its routed I/O's drive failed instead
+  // Its routed I/O's drive failed instead (but a copy-back's own drive is its).
+  if ((room_mask_.load(std::memory_order_acquire) >> member & 1) && !leaving_member(member)) return;
   // I/O issued before the member went missing fails later: expected, not a death.
   if (missing_.load(std::memory_order_acquire) >> member & 1) return;
   if (hooks.path_lost && hooks.path_lost(member, err)) {
@@ -535,7 +538,12 @@ bool Volume::start_room_rebuild(uint32_t member, uint64_t checkpoint_stripe, std
     return *err = "member " + std::to_string(member) + " is not failed or missing", false;
   if (rebuilding_.load()) return *err = "a rebuild is already running", false;
   auto next = std::make_unique<DistributedSpare>(*room());
-  if (!next->take(member, err)) return false;
+  // A member whose copy-back failed goes back in at its place, in full.
+  if (next->leaving() && next->order().back() == member) {
+    if (!next->rejoin(err)) return false;
+  } else if (!next->take(member, err)) {
+    return false;
+  }
   // As start_rebuild: the room and the checkpoint are in place before the
   // member stops counting as failed.
   publish_room(std::move(next));
@@ -562,11 +570,68 @@ bool Volume::restore_room(const std::vector<uint32_t>& order, std::string* err) 
   return true;
 }
 
-void Volume::route_to_room(MemberIo* io, uint32_t member) const {
+bool Volume::start_copy_back(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, bool old_current,
+                             std::string* err) {
+  std::lock_guard<std::mutex> g(fail_mu_);
+  const uint64_t bit = 1ull << member;
+  if (!room() || !(room_mask_.load() & bit))
+    return *err = "member " + std::to_string(member) + " is not in the distributed spare room", false;
+  if (room()->order().back() != member)
+    return *err = "only the last member into the distributed spare room (member " +
+                  std::to_string(room()->order().back()) + ") can leave it: copy that one back first",
+           false;
+  if (rebuilding_.load()) return *err = "a rebuild is already running", false;
+  if (drive->size_bytes() < data_offset_ + geo_.member_data_bytes)
+    return *err = drive->path() + " is too small: needs " + std::to_string(data_offset_ + geo_.member_data_bytes) +
+                  " bytes", false;
+  auto next = std::make_unique<DistributedSpare>(*room());
+  if (!next->leave(old_current, err)) return false;
+  const int slot = drive == members_[member].load() ? int(slots_[member].load()) : engine_.attach(drive, err);
+  if (slot < 0) return false;
+  if (drive != members_[member].load()) owned_slots_.push_back(uint32_t(slot));
+  // The drive and the checkpoint first: from the room's publication on,
+  // stripes below the checkpoint route the moved strips to that drive.
+  members_[member].store(drive);
+  slots_[member].store(uint32_t(slot));
+  rebuild_cp_.store(checkpoint_stripe);
+  publish_room(std::move(next));
+  rebuilding_.store(bit);
+  return true;
+}
+
+uint64_t Volume::failed_in_room_for(uint64_t stripe) const {
+  // The room first: a version published after a change of the others is
+  // read with that change.
+  const DistributedSpare* rm = room();
+  const uint64_t f = failed_.load(std::memory_order_acquire);
+  const uint64_t r = rebuilding_.load(std::memory_order_acquire);
+  const uint64_t cp = rebuild_cp_.load(std::memory_order_acquire);
+  // A member being copied back counts where the room says (its strips may
+  // still be there), not as a member being rebuilt.
+  const bool lost_past_cp = r && stripe >= cp && !(rm->leaving() && (r & room_mask_.load(std::memory_order_acquire)));
+  const uint64_t out = lost_past_cp ? f | r : f;
+  // The stripe's own members only: what it survives is counted over them
+  // (other members' failures and the room's losses elsewhere are not its).
+  return (out | rm->unavailable(stripe, f, cp)) & geo_.map().members_of(stripe);
+}
+
+int Volume::room_drive(uint32_t member, uint64_t row, bool rebuild_write) const {
+  const DistributedSpare* rm = room();
+  // One that left the room meanwhile (its copy-back ended): its own drive.
+  int d = rm->holds(member) ? rm->drive_of(member, row) : int(member);
+  if (rm->leaving() && rm->moved_by_leave(member, row)) {
+    // Below the checkpoint (or the copy-back writing it): where leaving puts it.
+    const int64_t s = geo_.map().stripe_holding(row, member);
+    if (rebuild_write || (s >= 0 && uint64_t(s) < rebuild_cp_.load(std::memory_order_acquire)))
+      d = rm->drive_after_leave(member, row);
+  }
+  return d;
+}
+
+void Volume::route_to_room(MemberIo* io, uint32_t member, bool rebuild_write) const {
   const uint64_t row = (io->offset - data_offset_) / geo_.strip_bytes;
-  const int d = room()->drive_of(member, row);
-  // Members never leave the room, and an op issues I/O only where the room
-  // holds the member's strip (failed_mask_for).
+  const int d = room_drive(member, row, rebuild_write);
+  // An op issues I/O only where the room holds the member's strip (failed_mask_for).
   GPR_ASSERT(d >= 0, "member %u in the spare room has no strip in row %llu", member, (unsigned long long)row);
   io->drive = this->member(uint32_t(d));
   io->slot = member_slot(uint32_t(d));
@@ -580,10 +645,14 @@ int Volume::rebuilding_member() const {
 
 void Volume::finish_rebuild() {
   std::lock_guard<std::mutex> g(fail_mu_);
-  if (room_mask_.load() & rebuilding_.load()) {  // the room's newcomer is in
+  const uint64_t r = rebuilding_.load();
+  if (room_mask_.load() & r) {  // the room's newcomer is in, or the leaving member out
     auto next = std::make_unique<DistributedSpare>(*room());
-    next->finish_rebuild();
+    const bool left = next->leaving();
+    if (left) next->finish_leave();
+    else next->finish_rebuild();
     publish_room(std::move(next));
+    if (left) room_mask_.fetch_and(~r);
   }
   rebuild_cp_.store(geo_.stripes());
   rebuilding_.store(0);

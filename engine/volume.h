@@ -88,12 +88,16 @@ class Volume {
     const uint64_t cp = rebuild_cp_.load(std::memory_order_acquire);
     const uint64_t out = r && stripe >= cp ? f | r : f;
     if (__builtin_expect(room_mask_.load(std::memory_order_acquire) == 0, 1)) return out;
-    // The stripe's own members only: what it survives is counted over them
-    // (other members' failures and the room's losses elsewhere are not its).
-    return (out | room()->unavailable(stripe, f, cp)) & geo_.map().members_of(stripe);
+    return failed_in_room_for(stripe);
   }
   // Members that cannot serve every stripe.
-  uint64_t unusable_mask() const { return failed_mask() | rebuilding_.load(std::memory_order_acquire); }
+  // A copy-back started live is not: every strip of its member reads from
+  // the new drive or the room (distributed_spare.h).
+  uint64_t unusable_mask() const {
+    const uint64_t r = rebuilding_.load(std::memory_order_acquire);
+    if (__builtin_expect(r && (room_mask() & r), 0) && room()->leaving() && room()->old_current()) return failed_mask();
+    return failed_mask() | r;
+  }
   bool failed() const { return !geo_.survives(unusable_mask()); }
   // Marks a member failed (an I/O error, a vanished drive, or an operator).
   // It takes effect in memory at once (no op writes it from now on); the
@@ -186,11 +190,33 @@ class Volume {
   bool start_room_rebuild(uint32_t member, uint64_t checkpoint_stripe, std::string* err);
   // Assembly, before I/O starts: the members rebuilt into the room, in order.
   bool restore_room(const std::vector<uint32_t>& order, std::string* err);
+  // Copy-back (distributed_spare.h): the room's last member moves onto
+  // `drive`, its own again, by a rebuild of the strips leaving moves
+  // (rebuilding_member() until finish_rebuild, which takes it out of the
+  // room) from `checkpoint_stripe`. old_current: started live (the room's
+  // copies past the checkpoint serve meanwhile); false: resumed after a
+  // stop. False with *err: not the room's last member, a rebuild runs, the
+  // drive is too small.
+  bool start_copy_back(uint32_t member, Drive* drive, uint64_t checkpoint_stripe, bool old_current, std::string* err);
+  // The room's members that have no drive of their own: all of them but
+  // one being copied back (it writes its drive: flushes, bitmap, log).
+  uint64_t room_without_drive() const {
+    const uint64_t m = room_mask();
+    return m && room()->leaving() ? m & ~rebuilding_.load(std::memory_order_acquire) : m;
+  }
+  // Whether the rebuild running is a copy-back out of the room.
+  bool copying_back() const { return room_mask() && room()->leaving(); }
+  // Whether a rebuild into the room can take failed `member`: room is
+  // left, or it is the member whose copy-back failed (it goes back in).
+  bool room_takes(uint32_t member) const {
+    const DistributedSpare* r = room();
+    return r && (r->room_left() || (r->leaving() && r->order().back() == member));
+  }
   // The member whose strip a rebuild writes in this stripe: the member
   // being rebuilt, or the one strip of another member of the room that a
   // rebuild into the room moves there.
   int rebuild_target(uint64_t stripe) const {
-    if (room_mask_.load(std::memory_order_acquire) && room()->rebuilding()) {
+    if (room_mask_.load(std::memory_order_acquire) && (room()->rebuilding() || room()->leaving())) {
       const int t = room()->rebuild_target(stripe);
       if (t >= 0) return t;
     }
@@ -198,7 +224,12 @@ class Volume {
   }
   // A member I/O of a member in the room, to the drive holding its strip of
   // the I/O's row (which one I/O never leaves: RunBuilder splits at rows).
-  void route_to_room(MemberIo* io, uint32_t member) const;
+  // The drive holding the strip of `row` of `member` (in the room) now, or
+  // -1: none there.
+  int room_drive(uint32_t member, uint64_t row, bool rebuild_write = false) const;
+  // A copy-back's rebuild writes (rebuild_write) go where leaving puts the
+  // strip, as every I/O below its checkpoint does.
+  void route_to_room(MemberIo* io, uint32_t member, bool rebuild_write) const;
 
   // Rebuild: puts `drive` in slot `member` (which must be failed or
   // missing; `drive` may be the member's own drive, back from a path loss)
@@ -293,6 +324,13 @@ class Volume {
   std::atomic<uint64_t> room_mask_{0};
   std::vector<std::unique_ptr<DistributedSpare>> room_versions_;
   void publish_room(std::unique_ptr<DistributedSpare> next);
+  // failed_mask_for with members in the room (declustered, the slow path).
+  uint64_t failed_in_room_for(uint64_t stripe) const;
+  // The room's leaving member whose copy-back's drive failed.
+  bool leaving_member(uint32_t member) const {
+    const DistributedSpare* r = room();
+    return r && r->leaving() && r->order().back() == member;
+  }
   MemberDurability durability_;
   std::mutex fail_mu_;  // serializes failures taking effect (never held across I/O)
   // Failures taken effect, not yet persisted, and the ops held meanwhile.

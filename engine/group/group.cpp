@@ -287,6 +287,13 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       notes.push_back("member " + std::to_string(s) + (here ? " is stale (generation " + std::to_string(reads[it->second].sb.generation) + " < " + std::to_string(top.generation) + ")" : " is missing"));
       sl.state = SlotState::Failed;
     }
+    if (sl.state == SlotState::Rebuilding && !here && sl.room) {
+      // A copy-back whose drive is gone: what it moved below its checkpoint
+      // went there only, so the room takes the member again in full.
+      notes.push_back("member " + std::to_string(s) + " was being copied back out of the distributed spare room onto a " +
+                      "drive that is missing: it is rebuilt into the room again");
+      sl.rebuild_checkpoint = 0;
+    }
     if (sl.state == SlotState::Rebuilding && !here) sl.state = SlotState::Failed;
     // Which regions a member missed while its path was lost is known to the
     // running daemon only (the bitmap does not tell missed from in flight):
@@ -310,10 +317,15 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   std::sort(room.begin(), room.end());
   std::vector<uint32_t> room_done;
   int room_newcomer = -1;
+  int room_leaving = -1;  // being copied back onto its drive (a rebuilding member, copy_back.cpp)
   for (size_t i = 0; i < room.size(); i++) {
     const uint32_t s = room[i].second;
     if (room[i].first != i + 1) return fail(err, "the distributed spare room's order is broken at member " + std::to_string(s)), nullptr;
-    if (im.sb.slots[s].rebuild_checkpoint >= top.member_data_bytes * top.row_stripes()) room_done.push_back(s);
+    if (im.sb.slots[s].state == SlotState::Rebuilding) {
+      if (i + 1 != room.size())
+        return fail(err, "member " + std::to_string(s) + " is being copied back out of the distributed spare room, and not last"), nullptr;
+      room_leaving = int(s);
+    } else if (im.sb.slots[s].rebuild_checkpoint >= top.member_data_bytes * top.row_stripes()) room_done.push_back(s);
     else if (i + 1 == room.size() && rebuilding < 0) room_newcomer = int(s);
     else return fail(err, "member " + std::to_string(s) + " is only partly in the distributed spare room, and not last"), nullptr;
     failed &= ~(1ull << s);
@@ -400,17 +412,23 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
       PplRoomRoute room_route;
       if (!room.empty()) {
         std::vector<uint32_t> order = room_done;
-        if (room_newcomer >= 0) order.push_back(uint32_t(room_newcomer));
+        const int last = room_newcomer >= 0 ? room_newcomer : room_leaving;
+        if (last >= 0) order.push_back(uint32_t(last));
         room_now.emplace(g.map());
         if (!room_now->restore(order, room_newcomer >= 0, err)) return nullptr;
-        const uint64_t cp =
-            room_newcomer >= 0 ? im.sb.slots[room_newcomer].rebuild_checkpoint / g.strip_bytes : g.stripes();
+        if (room_leaving >= 0 && !room_now->leave(false, err)) return nullptr;
+        const uint64_t cp = last >= 0 ? im.sb.slots[last].rebuild_checkpoint / g.strip_bytes : g.stripes();
+        // As the volume will route them (Volume::room_drive): a copy-back's
+        // moved strips below its checkpoint are on the leaving member's drive.
         room_route = [&g, &room_now, cp, failed](uint32_t m, uint64_t stripe) {
           if (!room_now->holds(m)) return kPplNotInRoom;
           if (room_now->unavailable(stripe, failed, cp) >> m & 1) return kPplUnavailable;
-          const int d = room_now->drive_of(m, g.group_row(stripe));
+          const uint64_t row = g.group_row(stripe);
+          int d = room_now->drive_of(m, row);
+          if (room_now->leaving() && stripe < cp && room_now->moved_by_leave(m, row)) d = room_now->drive_after_leave(m, row);
           return d < 0 ? kPplUnavailable : d;
         };
+        if (room_leaving >= 0) usable[size_t(room_leaving)] = im.drives[size_t(room_leaving)].get();
       }
       // A member being rebuilt onto a drive is in sync below its checkpoint:
       // a torn stripe there is made consistent with its strip (and from its
@@ -466,6 +484,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   if (!grp->volume_) return nullptr;
   for (uint32_t s = 0; s < g.members; s++)
     if (failed >> s & 1 || int(s) == rebuilding || im.sb.slots[s].room) grp->volume_->fail_member(s, -ENODEV);  // before hooks: not persisted again
+  if (room_leaving >= 0) room_done.push_back(uint32_t(room_leaving));  // in the room until its copy-back ends
   if (!room_done.empty() && !grp->volume_->restore_room(room_done, err)) return nullptr;
   if (room_newcomer >= 0) {
     const uint64_t cp = im.sb.slots[room_newcomer].rebuild_checkpoint / g.strip_bytes;
@@ -473,6 +492,18 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     im.persisted_rebuild_cp = cp;
     notes.push_back("rebuild of member " + std::to_string(room_newcomer) + " into the distributed spare room resumes at " +
                     std::to_string(cp * 100 / std::max<uint64_t>(1, g.stripes())) + "%");
+  } else if (room_leaving >= 0) {
+    const uint64_t cp = im.sb.slots[room_leaving].rebuild_checkpoint / g.strip_bytes;
+    // After a clean stop the checkpoint is the copy's last (the background
+    // work stopped before it was persisted, no write came after): the
+    // room's copies past it are current. After a crash they may not be.
+    if (!grp->volume_->start_copy_back(uint32_t(room_leaving), im.drives[room_leaving].get(), cp, !unclean, err))
+      return nullptr;
+    im.persisted_rebuild_cp = cp;
+    im.copy_back = true;
+    notes.push_back("copy-back of member " + std::to_string(room_leaving) + " out of the distributed spare room resumes at " +
+                    std::to_string(cp * 100 / std::max<uint64_t>(1, g.stripes())) + "%" +
+                    (unclean ? " (after an unclean stop the room's copies past it are read around until it passes them)" : ""));
   } else if (rebuilding >= 0) {
     const uint64_t cp = im.sb.slots[rebuilding].rebuild_checkpoint / g.strip_bytes;
     if (!grp->volume_->start_rebuild(uint32_t(rebuilding), im.drives[rebuilding].get(), cp, err)) return nullptr;
@@ -559,7 +590,8 @@ std::vector<MemberInfo> Group::members() const {
               : sl.state == SlotState::Rebuilding ? MemberState::Rebuilding
               : sl.state == SlotState::Missing ? MemberState::Missing
               : impl_->present(s) ? MemberState::Failed : MemberState::Missing;
-    if (s < volume_->geometry().members && (volume_->room_mask() >> s & 1)) {
+    if (s < volume_->geometry().members && (volume_->room_mask() >> s & 1) && sl.state != SlotState::Rebuilding) {
+      // (Being copied back onto its drive: that drive, rebuilding.)
       // In the distributed spare room: served from every other member's spare strips.
       m.path = kRoomPath;
       m.state = volume_->rebuilding_member() == int(s) ? MemberState::Rebuilding : MemberState::Active;
@@ -580,7 +612,8 @@ size_t Group::spare_count() const {
 
 bool Group::fail_member(uint32_t index, std::string* err, int code) {
   if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
-  if (volume_->room_mask() >> index & 1)
+  // (One being copied back has: failing it ends the copy-back, copy_back.cpp.)
+  if ((volume_->room_mask() >> index & 1) && !(volume_->copying_back() && volume_->rebuilding_member() == int(index)))
     return fail(err, "member " + std::to_string(index) + " lives in the distributed spare room: it has no drive to fail");
   if ((volume_->failed_mask() & ~volume_->missing_mask()) >> index & 1)
     return fail(err, "member " + std::to_string(index) + " is already failed");
@@ -592,9 +625,8 @@ bool Group::fail_member(uint32_t index, std::string* err, int code) {
 
 bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool force, std::string* err) {
   if (index >= volume_->geometry().members) return fail(err, "no member " + std::to_string(index));
-  if (volume_->room_mask() >> index & 1)
-    return fail(err, "member " + std::to_string(index) +
-                         " lives in the distributed spare room: copying it back onto a drive is not built yet");
+  // A member in the distributed spare room: copied back onto the drive.
+  if (volume_->room_mask() >> index & 1) return impl_->start_copy_back(index, std::move(drive), force, err);
   if (!(volume_->failed_mask() >> index & 1))
     return fail(err, "member " + std::to_string(index) + " is not failed: fail it first");
   if (volume_->missing_mask() >> index & 1)

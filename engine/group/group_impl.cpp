@@ -109,7 +109,7 @@ Group::Impl::Persisted Group::Impl::persist(const std::function<void()>& change)
 
 std::vector<BitmapCopy> Group::Impl::writable_members() const {
   std::vector<BitmapCopy> out;
-  const uint64_t failed = vol->failed_mask() | vol->room_mask();  // the room's members have no drive of their own
+  const uint64_t failed = vol->failed_mask() | vol->room_without_drive();  // the room's members have no drive of their own
   for (uint32_t m = 0; m < vol->geometry().members; m++) {
     Drive* d = vol->member(m);
     if (!(failed >> m & 1) && d->type() != DriveType::Null) out.push_back({m, d});
@@ -303,7 +303,9 @@ bool Group::Impl::start_room_rebuild(uint32_t member, std::string* err) {
   {
     std::lock_guard<std::mutex> l(mu);
     for (uint32_t s = 0; s < g.members; s++) place = std::max<uint8_t>(place, uint8_t(sb.slots[s].room + 1));
+    if (sb.slots[member].room) place = sb.slots[member].room;  // its copy-back failed: back in at its place
   }
+  copy_back = false;
   // The superblocks name it the room's next member (nothing rebuilt yet)
   // before any of its data goes there.
   Persisted p = persist([&] {
@@ -392,7 +394,11 @@ void Group::Impl::housekeeping_tick(bool slow) {
       persist([&] { sb.slots[m].rebuild_checkpoint = g.stripes() * g.strip_bytes; });
     } else if (m >= 0) {
       // Its rebuilt data is durable before the superblocks call it active;
-      // a member that cannot flush (or take that superblock) fails.
+      // a member that cannot flush (or take that superblock) fails. A
+      // copy-back's member leaves the room with it (the volume's did).
+      if (copy_back.exchange(false))
+        msg = "member " + std::to_string(m) + " copied back onto " + vol->member(uint32_t(m))->path() +
+              ": it left the distributed spare room";
       if (vol->member(uint32_t(m))->sync_flush() != 0) {
         vol->member_error(uint32_t(m), -EIO);
         msg += ", but failed: it cannot flush";
@@ -400,6 +406,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
         Persisted p = persist([&] {
           sb.slots[m].state = SlotState::Active;
           sb.slots[m].rebuild_checkpoint = 0;
+          sb.slots[m].room = 0;
           readd_gen[m] = 0;
         });
         if (p.failed >> m & 1) msg += ", but failed: " + p.why(uint32_t(m));
@@ -431,7 +438,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
       // Declustered: into the distributed spare room while it has room (a
       // rebuild onto every survivor), spare drives after. The others wait
       // for the end of this rebuild.
-      if (vol->room_left()) {
+      if (vol->room_takes(m)) {
         if (!start_room_rebuild(m, &err)) emit(GroupEvent::SpareFailed, int(m), err);
       } else if (!take_spare_for(m, &err) && spares_left()) {
         auto_replace.fetch_or(1ull << m);  // that spare left the group: the next one, next tick

@@ -131,6 +131,11 @@ struct Group::Impl {
   bool take_spare_for(uint32_t member, std::string* err);
   // Declustered: rebuilds failed `member` into the distributed spare room.
   bool start_room_rebuild(uint32_t member, std::string* err);
+  // Declustered: the room's last member moves onto drive `d` (copy_back.cpp).
+  bool start_copy_back(uint32_t member, std::unique_ptr<Drive> d, bool force, std::string* err);
+  std::atomic<bool> copy_back{false};  // the rebuild running (or finished) is a copy-back
+  // A room member's rebuild_checkpoint when the room holds all of it.
+  uint64_t need_full_room_cp() const;
   size_t spares_left() const;
   // The member a rebuild runs for, or -1: a rebuild that finished runs on
   // until the housekeeper made its member active on disk (a second rebuild

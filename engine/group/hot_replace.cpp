@@ -38,8 +38,11 @@ bool Group::hot_replace(uint32_t index, std::unique_ptr<Drive> drive, bool force
   const Geometry& g = v.geometry();
   const std::string who = "member " + std::to_string(index);
   if (index >= g.members) return *err = "no " + who, false;
-  if (v.room_mask() >> index & 1)
-    return *err = who + " lives in the distributed spare room: copying it back onto a drive is not built yet", false;
+  // A member in the distributed spare room is copied back onto the drive.
+  if (v.room_mask() >> index & 1) {
+    if (im.hot.member.load() >= 0) return *err = "member " + std::to_string(im.hot.member.load()) + " is being replaced", false;
+    return im.start_copy_back(index, std::move(drive), force, err);
+  }
   if (!g.has_parity() && !g.is_mirror()) return *err = "raid0 has no redundancy: a member cannot be swapped out", false;
   if (v.unusable_mask() >> index & 1)
     return *err = who + " is not working (failed, missing or rebuilding): replace it with a rebuild instead", false;

@@ -206,7 +206,10 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     sl.state = SlotState(st);
     sl.room = r.u8();
     r.at += 6;
-    if (sl.room && (s.version < 4 || sl.state != SlotState::Failed)) return DecodeResult::Malformed;
+    // A place in the room: a member in it (failed), or, version 5, one being copied back out (rebuilding).
+    if (sl.room && (s.version < 4 || !(sl.state == SlotState::Failed ||
+                                       (s.version >= 5 && sl.state == SlotState::Rebuilding))))
+      return DecodeResult::Malformed;
     sl.rebuild_checkpoint = r.u64();
   }
   if (s.members == 0 || s.members > kMaxMembers || s.slot >= kMaxSlots || s.data_offset < kMetadataBytes)

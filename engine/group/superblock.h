@@ -23,7 +23,9 @@ namespace gpuraid {
 // gpuraid refuses such a member rather than misread its log.
 // 4: a declustered group (draid5/6): its stripe shape (offset 240); only
 // such groups' superblocks are version 4.
-constexpr uint32_t kSuperblockVersion = 4;
+// 5: a declustered group's member is being copied back out of the room (a
+// slot "rebuilding" with a room place); only while that runs.
+constexpr uint32_t kSuperblockVersion = 5;
 constexpr uint32_t kSuperblockBytes = 4096;
 constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
 constexpr uint64_t kBitmapOffset = 64 * 1024;         // write-intent bitmap
@@ -47,6 +49,8 @@ struct Slot {
   // Declustered groups (version 4): a Failed member rebuilt into the
   // distributed spare room, its place in the room's order + 1 (0: not in
   // it); its rebuild_checkpoint is how far (all its data: rebuilt).
+  // Version 5: a Rebuilding member with a place is being copied back onto
+  // its drive (copy_back.cpp); its checkpoint is how far that went.
   uint8_t room = 0;
 };
 
@@ -91,7 +95,13 @@ struct Superblock {
 
   // The version this superblock is written as (at least `version`).
   uint32_t format_version() const {
-    return std::max<uint32_t>(version, declustered.data ? 4 : ppl_format >= 3 ? 3 : subgroups > 1 || ppl_slots ? 2 : 1);
+    if (declustered.data) return copying_back() ? 5 : 4;  // back to 4 when the copy-back ends
+    return std::max<uint32_t>(version, ppl_format >= 3 ? 3 : subgroups > 1 || ppl_slots ? 2 : 1);
+  }
+  bool copying_back() const {
+    for (const Slot& s : slots)
+      if (s.room && s.state == SlotState::Rebuilding) return true;
+    return false;
   }
   // Bytes a drive needs to hold this member (metadata, data, guard log).
   uint64_t member_bytes_needed() const {

@@ -70,6 +70,12 @@ class DeclusteredMap {
   int spare_for(uint64_t row, const uint32_t* failed, size_t n, size_t j) const;
   // Whether `drive` holds a strip of a stripe in `row` (else one of its spare strips).
   bool holds_stripe_strip(uint64_t row, uint32_t drive) const;
+  // The stripe of `row` that `drive` holds a strip of, or -1 (a spare strip there).
+  int64_t stripe_holding(uint64_t row, uint32_t drive) const {
+    for (uint32_t pos = 0; pos < k_ * w_; pos++)
+      if (at(row, pos) == drive) return int64_t(row * k_ + pos / w_);
+    return -1;
+  }
   // The drives holding `stripe`'s strips, as a mask.
   uint64_t members_of(uint64_t stripe) const {
     uint64_t m = 0;

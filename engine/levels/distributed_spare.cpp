@@ -12,7 +12,7 @@ int DistributedSpare::index_of(uint32_t member) const {
 bool DistributedSpare::take(uint32_t member, std::string* err) {
   if (member >= map_->drives()) return *err = "member " + std::to_string(member) + " is not in the group", false;
   if (holds(member)) return *err = "member " + std::to_string(member) + " is in the distributed spare room already", false;
-  if (rebuilding_)
+  if (rebuilding_ || leaving_)
     return *err = "member " + std::to_string(order_.back()) + " is still being rebuilt into the distributed spare room",
            false;
   if (!room_left())
@@ -29,8 +29,47 @@ bool DistributedSpare::restore(const std::vector<uint32_t>& order, bool rebuildi
     s.finish_rebuild();
   }
   s.rebuilding_ = rebuilding && !order.empty();
+  s.leaving_ = s.old_current_ = false;
   *this = s;
   return true;
+}
+
+bool DistributedSpare::leave(bool old_current, std::string* err) {
+  if (order_.empty()) return *err = "the distributed spare room holds no member", false;
+  if (rebuilding_)
+    return *err = "member " + std::to_string(order_.back()) + " is still being rebuilt into the distributed spare room",
+           false;
+  if (leaving_) return *err = "member " + std::to_string(order_.back()) + " is leaving the room already", false;
+  leaving_ = true;
+  old_current_ = old_current;
+  return true;
+}
+
+void DistributedSpare::finish_leave() {
+  if (!leaving_) return;
+  order_.pop_back();
+  leaving_ = old_current_ = false;
+}
+
+bool DistributedSpare::rejoin(std::string* err) {
+  if (!leaving_) return *err = "no member is leaving the distributed spare room", false;
+  leaving_ = old_current_ = false;
+  rebuilding_ = true;
+  return true;
+}
+
+bool DistributedSpare::moved_by_leave(uint32_t member, uint64_t row) const {
+  const int j = index_of(member);
+  if (j < 0) return false;
+  if (size_t(j) + 1 == order_.size()) return true;
+  return before_newcomer(size_t(j), row) != map_->spare_for(row, order_, size_t(j));
+}
+
+int DistributedSpare::drive_after_leave(uint32_t member, uint64_t row) const {
+  const int j = index_of(member);
+  if (j < 0) return -1;
+  if (size_t(j) + 1 == order_.size()) return map_->holds_stripe_strip(row, member) ? int(member) : -1;
+  return before_newcomer(size_t(j), row);
 }
 
 int DistributedSpare::drive_of(uint32_t member, uint64_t row) const {
@@ -49,16 +88,22 @@ uint64_t DistributedSpare::unavailable(uint64_t stripe, uint64_t uncovered, uint
   for (size_t j = 0; j < order_.size(); j++) {
     const uint32_t m = order_[j];
     if (!map_->in_stripe(stripe, m)) continue;  // no strip of this stripe to lose
-    const int at = map_->spare_for(row, order_, j);
-    bool lost = at < 0 || (uncovered >> at & 1);
-    if (pending && !lost) lost = j + 1 == order_.size() || before_newcomer(j, row) != at;
+    int at = map_->spare_for(row, order_, j);
+    const bool moved = j + 1 == order_.size() || before_newcomer(j, row) != at;
+    bool lost = false;
+    if (leaving_ && moved) {
+      if (stripe < checkpoint) at = j + 1 == order_.size() ? int(m) : before_newcomer(j, row);
+      else lost = !old_current_;
+    }
+    lost = lost || at < 0 || (uncovered >> at & 1);
+    if (pending && !lost) lost = moved;
     if (lost) out |= 1ull << m;
   }
   return out;
 }
 
 int DistributedSpare::rebuild_target(uint64_t stripe) const {
-  if (!rebuilding_) return -1;
+  if (!rebuilding_ && !leaving_) return -1;
   const uint64_t row = map_->row_of(stripe);
   auto in_stripe = [&](uint32_t m) { return map_->in_stripe(stripe, m); };
   const size_t last = order_.size() - 1;

@@ -166,7 +166,9 @@ MemberIo* prepare_member_io(Op* op, uint32_t member, MemberIo::Kind kind, uint64
   io->tag = member;
   io->drive_index = member;
   if (__builtin_expect(op->vol->room_mask() >> member & 1, 0) && kind != MemberIo::Flush)
-    op->vol->route_to_room(io, member);
+    op->vol->route_to_room(io, member,
+                           kind == MemberIo::Write && op->kind == OpKind::Maintenance &&
+                               op->maint.kind == Volume::Maintenance::Rebuild);
   io->ctx = op;
   io->done = member_io_done;
   if (kind == MemberIo::Flush) io->flush_upto = op->vol->durability().written(member);
@@ -206,7 +208,7 @@ static bool same_row(const Volume* v, uint64_t a, uint64_t b) {
 void RunBuilder::add(uint32_t member, uint64_t moff, uint8_t* p, uint32_t len) {
   MemberIo* io = (open_mask_ >> member & 1) ? open_[member] : nullptr;
   if (io && (io->offset + io->len != moff || io->len + len > io->drive->max_io_bytes() || io->iov.size() >= 256 ||
-             (io->drive_index != member && !same_row(op_->vol, io->offset, moff)))) {  // the room: a row each
+             ((op_->vol->room_mask() >> member & 1) && !same_row(op_->vol, io->offset, moff)))) {  // the room: a row each
     close(member);
     io = nullptr;
   }

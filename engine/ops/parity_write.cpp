@@ -223,7 +223,7 @@ static uint64_t members_to_flush(const Op* op, uint64_t failed) {
   for (uint64_t s = data & ~failed; s; s &= s - 1) {
     uint32_t m = uint32_t(__builtin_ctzll(s));
     // A member in the spare room: its strip here is on another member's drive.
-    if (v->room_mask() >> m & 1) m = uint32_t(v->room()->drive_of(m, g.group_row(op->stripe)));
+    if (v->room_mask() >> m & 1) m = uint32_t(v->room_drive(m, g.group_row(op->stripe)));
     if (v->member(m)->volatile_cache() && v->durability().dirty(m)) need |= 1ull << m;
   }
   return need;

@@ -8,6 +8,8 @@
 //      holds left out;
 //   3. one Recover job per stripe, all handed to the parity backend in one
 //      submit;
+//      (a copy-back, distributed_spare.h, whose target is readable where
+//      the room keeps it reads that strip only, and recovers nothing);
 //   4. one write of the rebuilt strips to the member being rebuilt; then
 //      every op finishes through finish_maintenance(), which moves the
 //      checkpoint over the run stripe by stripe.
@@ -89,7 +91,7 @@ void reads_done(Op* lead) {
   const uint32_t k = c.k(), n = k + c.m();
   ParityJob* jobs[kMaxRunStripes];
   uint32_t njobs = 0;
-  for (uint64_t t = run->todo; t; t &= t - 1) {
+  for (uint64_t t = run->todo & ~run->copied; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
     const uint64_t s = run_stripe(run, i);
     const int target = run->ops[i]->maint.rebuild_member;
@@ -116,7 +118,7 @@ void reads_done(Op* lead) {
   }
   run->job_failed = false;
   run->jobs_left = njobs + 1;  // held until submit returns: CPU backends finish inside it
-  lead->home->parity().submit(jobs, njobs);
+  if (njobs) lead->home->parity().submit(jobs, njobs);
   if (--run->jobs_left == 0) recovered(lead);
 }
 
@@ -133,22 +135,30 @@ void all_locked(Op* lead) {
   // member, or one of the spare room's it moves: each op has its own).
   const uint32_t width = v->codec().k() + v->codec().m();
   uint64_t skip[kMaxRunStripes];
-  run->todo = run->held = 0;
+  run->todo = run->held = run->copied = 0;
+  const bool copy_back = v->copying_back();
   for (uint32_t i = 0; i < run->n; i++) {
     const uint64_t s = run_stripe(run, i);
     run->used[i] = 0;
     for (uint32_t role = 0; role < width; role++) run->used[i] |= 1ull << role_member(g, s, role);
     const int target = run->ops[i]->maint.rebuild_member;
-    skip[i] = v->failed_mask_for(s) | 1ull << target;
+    const uint64_t failed = v->failed_mask_for(s);
+    skip[i] = failed | 1ull << target;
     if (!(run->used[i] >> target & 1)) continue;
     const bool held = v->hooks.rebuild_skip && v->hooks.rebuild_skip(s);
     (held ? run->held : run->todo) |= 1ull << i;
+    // A copy-back reads the target where the room keeps it (one strip, and
+    // whatever else failed in the stripe); from parity where it cannot.
+    if (copy_back && !held && !(failed >> target & 1)) {
+      run->copied |= 1ull << i;
+      skip[i] = ~(1ull << target);
+    }
   }
   if (!run->todo) return finish_run(run, 0);
   const uint32_t L = g.strip_bytes;
   for (uint64_t t = run->todo; t; t &= t - 1) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
-    for (uint64_t m = run->used[i] & ~skip[i]; m; m &= m - 1)
+    for (uint64_t m = run->copied >> i & 1 ? 0 : run->used[i] & ~skip[i]; m; m &= m - 1)
       if (!(run->strip[i][__builtin_ctzll(m)] = op_buffer(lead, L))) return wait_buffers(lead, all_locked);
     if (!(run->out[i] = op_buffer(lead, L))) return wait_buffers(lead, all_locked);
   }
@@ -158,7 +168,9 @@ void all_locked(Op* lead) {
     const uint32_t i = uint32_t(__builtin_ctzll(t));
     for (uint64_t m = run->used[i] & ~skip[i]; m; m &= m - 1) {
       const uint32_t member = uint32_t(__builtin_ctzll(m));
-      r.add(member, member_off(v, run_stripe(run, i), 0), run->strip[i][member], L);
+      // A copy: straight into what is written.
+      uint8_t* into = run->copied >> i & 1 ? run->out[i] : run->strip[i][member];
+      r.add(member, member_off(v, run_stripe(run, i), 0), into, L);
     }
   }
   r.flush();

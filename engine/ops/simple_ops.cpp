@@ -65,10 +65,11 @@ void start_direct_write(Op* op) {
 }
 
 // A flush reaches every surviving member (fdatasync / block flush); one in
-// the distributed spare room wrote to the others' drives, which it reaches.
+// the distributed spare room wrote to the others' drives, which it reaches
+// (but one being copied back has a drive of its own, written below the copy's checkpoint).
 void start_flush(Op* op) {
   Volume* v = op->vol;
-  const uint64_t failed = v->failed_mask() | v->room_mask();
+  const uint64_t failed = v->failed_mask() | v->room_without_drive();
   begin_phase(op, done_absorbing);
   for (uint32_t m = 0; m < v->geometry().members; m++)
     if (!(failed >> m & 1)) issue_member_io(op, m, MemberIo::Flush, 0, nullptr, 0, false);

@@ -410,7 +410,7 @@ void PplLog::leave(Op* op) {
 
 void PplLog::batch_written(Batch* b) {
   uint64_t volatile_members = 0;
-  const uint64_t failed = vol_.failed_mask(), room = vol_.room_mask();
+  const uint64_t failed = vol_.failed_mask(), room = vol_.room_without_drive();
   uint64_t written = b->written & ~failed;
   // A member in the spare room wrote to drives of other members: all of them, to be sure.
   if (written & room) written = (written & ~room) | (((1ull << vol_.geometry().members) - 1) & ~failed & ~room);

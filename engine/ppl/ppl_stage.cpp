@@ -121,7 +121,7 @@ static void make_entries(Op* op) {
     // the replay looks for it (ON-DISK.md).
     uint32_t member = role_member(g, op->stripe, k + r);
     if (op->vol->room_mask() >> member & 1) {
-      const int d = op->vol->room()->drive_of(member, g.group_row(op->stripe));
+      const int d = op->vol->room_drive(member, g.group_row(op->stripe));
       if (d < 0 || op->vol->failed_mask() >> d & 1) continue;  // not written then (plan_write)
       member = uint32_t(d);
     }

@@ -4,10 +4,12 @@
 # pattern, two members failed (draid6 survives any two), each rebuilt into
 # the distributed spare room by itself (the second waiting for the first's
 # rebuild across a daemon restart; the room's use in status, dg show and the
-# metrics; a replacement drive refused: no copy-back yet), the daemon
-# restarted (the group comes back from its superblocks with its shape and
-# its room), then two other members failed with the rebuilt ones relied on
-# (dg rebuild start says the room is full); the data verified after each step.
+# metrics), the daemon restarted (the group comes back from its superblocks
+# with its shape and its room), the room's last member copied back onto a
+# replacement drive with dg replace (the first one refused: only the last
+# can leave), a daemon stop in the middle of that copy-back (it resumes),
+# then two other members failed: the first takes the room freed, the rebuilt
+# ones are relied on; the data verified after each step.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 
@@ -68,7 +70,7 @@ for i in $(seq 1 50); do gp events --json | grep >/dev/null "rebuilt into the di
 gp events --json | grep >/dev/null "rebuilt into the distributed spare room" || fail "no event says a member was rebuilt into the room: $(gp events)"
 gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
 expect_rc 1 gp dg replace dr --old pd2 --with pd12
-expect_err_has "not built yet"
+expect_err_has "only the last member into the distributed spare room (member 9) can leave it"
 
 
 step "a restart brings the group back with its shape"
@@ -78,10 +80,34 @@ check dr optimal "$(gstate dr)"
 check "declustered_data after restart" 3 "$(gp dg show dr --json | json 'd["declustered_data"]')"
 gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
 
-step "the rebuilt members carry their strips: two others fail"
+step "copy-back: the room's last member onto a replacement drive, across a restart"
+gp dg rates dr --rebuild 2M >/dev/null
+gp dg replace dr --old pd9 --with pd12 >/dev/null
+check "dr while copying back" rebuilding "$(gstate dr)"
+gp dg show dr | grep >/dev/null "pd12.*rebuilding" || fail "dg show does not show pd12 rebuilding: $(gp dg show dr)"
+gp vd write v1 --pattern 8 --length 8M >/dev/null
+gp vd read v1 --verify-pattern 8 --length 8M >/dev/null
+stop_daemon
+start_daemon --metrics "$PORT"
+grep >/dev/null "copy-back of member 9 out of the distributed spare room resumes" "$T/daemon.log" ||
+  fail "the restart did not resume the copy-back: $(tail -5 "$T/daemon.log")"
+gp dg rates dr --rebuild 0 >/dev/null
+for i in $(seq 1 600); do [ "$(gstate dr)" = optimal ] && break; sleep 0.2; done
+check dr optimal "$(gstate dr)"
+check "room used after the copy-back" 1 "$(used)"
+gp status | grep >/dev/null "distributed spare room: 1 of 2 used, 1 free" || fail "status: $(gp status)"
+for i in $(seq 1 50); do gp events --json | grep >/dev/null "copied back onto" && break; sleep 0.2; done
+gp events --json | grep >/dev/null "copied back onto" || fail "no event says member 9 was copied back: $(gp events)"
+gp vd read v1 --verify-pattern 8 --length 8M >/dev/null
+gp vd read v1 --verify-pattern 7 --offset 8M --length 88M >/dev/null
+
+step "two others fail: the first takes the room freed, every byte still reads"
 gp pd fail pd0 >/dev/null
+for i in $(seq 1 600); do [ "$(used)" = 2 ] && [ "$(gstate dr)" = optimal ] && break; sleep 0.2; done
+check "room used" 2 "$(used)"
 gp pd fail pd5 >/dev/null
-gp vd read v1 --verify-pattern 7 --length 96M >/dev/null
+gp vd read v1 --verify-pattern 8 --length 8M >/dev/null
+gp vd read v1 --verify-pattern 7 --offset 8M --length 88M >/dev/null
 expect_rc 1 gp dg rebuild dr start
 expect_err_has "the distributed spare room is full"
 stop_daemon

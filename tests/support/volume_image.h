@@ -25,6 +25,11 @@ struct Image {
       ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, blocks * 4096, buf.data() + off));
     }
   }
+  // New content for [off, off + len), written in one request.
+  void rewrite(GroupRig& rig, Volume& v, uint64_t off, uint64_t len, uint64_t seed) {
+    fill_random(buf.data() + off, len, seed);
+    ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, len, buf.data() + off));
+  }
   void check(GroupRig& rig, Volume& v) {
     AlignedBuf got(buf.size());
     ASSERT_EQ(0, rig.io(v, IoRequest::Read, 0, buf.size(), got.data()));

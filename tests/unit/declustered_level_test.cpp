@@ -158,9 +158,9 @@ TEST(Declustered, AnyParityMembersFail) {
 
 // Through a drive group: a failed member is rebuilt into the distributed
 // spare room by itself (distributed_spare_group_test covers the room in
-// depth, on draid6), a replacement drive for it refused until copy-back
-// exists; the group reassembles from its superblocks (the shape and the
-// room read back) and the rebuilt member is relied on while P others fail.
+// depth, on draid6); the group reassembles from its superblocks (the shape
+// and the room read back), the member is copied back onto a replacement
+// drive (dg replace) and relied on there while P others fail.
 TEST(Declustered, GroupRebuildsIntoTheRoomAndReassembles) {
   for (Level l : {Level::DR5, Level::DR6}) {
     SCOPED_TRACE(level_name(l));
@@ -178,8 +178,6 @@ TEST(Declustered, GroupRebuildsIntoTheRoomAndReassembles) {
     img.check(rig, v);
     ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildFinished) && g->state() == GroupState::Optimal; }));
     EXPECT_EQ(v.room_mask(), 1ull << 2);
-    EXPECT_FALSE(g->replace_member(2, rig.open(n), false, &err));
-    EXPECT_NE(err.find("copying it back onto a drive is not built yet"), std::string::npos) << err;
     ASSERT_TRUE(g->stop(&err)) << err;
     g.reset();
     std::vector<std::unique_ptr<Drive>> drives;
@@ -191,7 +189,14 @@ TEST(Declustered, GroupRebuildsIntoTheRoomAndReassembles) {
     EXPECT_EQ(g->geometry().declustered, (DeclusteredShape{4, 1}));
     EXPECT_EQ(g->state(), GroupState::Optimal) << note;
     EXPECT_EQ(g->volume().room_mask(), 1ull << 2);
-    // The rebuilt member now lives in the room: lose P others.
+    img.check(rig, g->volume());
+    // Copied back onto a new drive: the room is empty again, and the
+    // member on that drive is relied on while P others fail.
+    rig.clear_events();
+    ASSERT_TRUE(g->replace_member(2, rig.open(n), false, &err)) << err;
+    ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildFinished) && g->state() == GroupState::Optimal; }));
+    EXPECT_EQ(g->volume().room_mask(), 0u);
+    EXPECT_EQ(g->members()[2].path, rig.path(n));
     for (uint32_t i = 0; i < p; i++) ASSERT_TRUE(g->fail_member(5 + i, &err)) << err;
     img.check(rig, g->volume());
     ASSERT_TRUE(g->stop(&err)) << err;

@@ -168,3 +168,61 @@ TEST(DistributedSpare, RoomAndOrderRules) {
   EXPECT_FALSE(back.rebuilding());
   EXPECT_FALSE(back.restore({4, 6}, false, &err)) << "more than the room holds";
 }
+
+// Copy-back (leave): 5 then 11 in the room; 11 leaves. Per row one strip
+// moves onto 11's drive: 11's own where it holds a stripe strip, else 5's
+// where 11's failure displaced it. Below the checkpoint the moved strips
+// are there; past it they are where the room keeps them: available when
+// the copy-back started live, lost when resumed after a stop. After the
+// end the room is 5's alone, as before 11 failed.
+TEST(DistributedSpare, CopyBackMovesOneStripARowOntoTheLeavingDrive) {
+  const DeclusteredMap& m = map(24, 8, 2, 2);
+  DistributedSpare ds(m);
+  std::string err;
+  ASSERT_TRUE(ds.take(5, &err)) << err;
+  ds.finish_rebuild();
+  std::vector<int> before(rows_of(m));
+  for (uint64_t row = 0; row < rows_of(m); row++) before[row] = ds.drive_of(5, row);
+  ASSERT_TRUE(ds.take(11, &err)) << err;
+  EXPECT_FALSE(ds.leave(true, &err)) << "11 is still being rebuilt into the room";
+  ds.finish_rebuild();
+  DistributedSpare resumed = ds;
+  ASSERT_TRUE(ds.leave(true, &err)) << err;
+  ASSERT_TRUE(resumed.leave(false, &err)) << err;
+  EXPECT_FALSE(ds.take(7, &err)) << "no failure takes the room while a member leaves it";
+  const uint64_t stripes = rows_of(m) * m.stripes_per_row();
+  uint64_t moved5 = 0;
+  for (uint64_t row = 0; row < rows_of(m); row++) {
+    int targets = 0;
+    for (uint64_t s = row * m.stripes_per_row(); s < (row + 1) * m.stripes_per_row(); s++) {
+      const int t = ds.rebuild_target(s);
+      if (t < 0) {
+        EXPECT_EQ(ds.unavailable(s, 0, 0), 0u);
+        continue;
+      }
+      targets++;
+      ASSERT_TRUE(ds.moved_by_leave(uint32_t(t), row));
+      EXPECT_EQ(ds.drive_after_leave(uint32_t(t), row), t == 11 ? 11 : before[row]);
+      if (t == 5) {
+        EXPECT_EQ(before[row], 11) << "5 moves back only where 11's failure displaced it";
+        moved5++;
+      }
+      EXPECT_EQ(ds.unavailable(s, 0, 0), 0u) << "started live: the room's copy serves past the checkpoint";
+      EXPECT_EQ(resumed.unavailable(s, 0, 0), 1ull << t) << "resumed: past the checkpoint it is rebuilt first";
+      EXPECT_EQ(resumed.unavailable(s, 0, s + 1), 0u) << "below it: on 11's drive";
+      EXPECT_EQ(ds.unavailable(s, 1ull << 11, s + 1), 1ull << t) << "below the checkpoint it lives on 11's drive";
+      EXPECT_EQ(ds.unavailable(s, 1ull << 11, 0), 0u) << "past it not (the room's copy)";
+    }
+    EXPECT_LE(targets, 1) << "row " << row;
+  }
+  EXPECT_GT(moved5, 0u);
+  ds.finish_leave();
+  EXPECT_EQ(ds.order(), (std::vector<uint32_t>{5}));
+  EXPECT_FALSE(ds.leaving());
+  for (uint64_t row = 0; row < rows_of(m); row++) EXPECT_EQ(ds.drive_of(5, row), before[row]);
+  for (uint64_t s = 0; s < stripes; s++) EXPECT_EQ(ds.unavailable(s, 0, 0), 0u);
+  // Its drive failed during the copy-back: it goes back in at its place, in full.
+  ASSERT_TRUE(resumed.rejoin(&err)) << err;
+  EXPECT_TRUE(resumed.rebuilding());
+  EXPECT_EQ(resumed.order(), (std::vector<uint32_t>{5, 11}));
+}
