@@ -27,7 +27,9 @@
 #                  no AVX-512) picking ISA-L's path: ext4 + files on its
 #                  ublk device; fio verify while a member fails and is
 #                  rebuilt into the distributed spare room, gpuraidd
-#                  SIGKILLed mid-rebuild (it resumes by itself); two more
+#                  SIGKILLed mid-rebuild (it resumes by itself); the
+#                  member copied back onto a new drive (dg replace) under
+#                  fio verify, SIGKILLed mid-copy (it resumes); two more
 #                  failures with the rebuilt member relied on; fsck and the
 #                  files' checksums after each (issue 34).
 #   daemon_cycles: on NVMe passthrough members (--nvme-passthru, /dev/ngXn1),
@@ -334,12 +336,34 @@ step_daemon_draid() {
   local t1=$(date +%s.%N)
   grep -q "rebuilt into the distributed spare room" $DLOG || $C events | grep >/dev/null "distributed spare room" ||
     fail "no event of the room's rebuild"
+  # Copy-back: f4 (in the room) onto a new drive under a fio verify load,
+  # gpuraidd SIGKILLed in the middle: it resumes at the persisted
+  # checkpoint, the room's copies past it read around until it passes them.
+  $C pd add $dir/d12.img --size 32M --id f12 >/dev/null || { fail "pd add $dir/d12.img"; return 1; }
+  $C dg rates dr --rebuild 1M >/dev/null
+  fio_verify draidcb /mnt/vd/fio2.dat 8M &
+  fpid=$!
+  fio_writing $fpid /mnt/vd/fio2.dat $((8 << 20)) || fail "fio ended before the copy-back (make it longer)"
+  $C dg replace dr --old f4 --with f12 >/dev/null || { fail "dg replace f4 (copy-back)"; kill $fpid; return 1; }
+  wait_group dr 'g.get("rebuild", {}).get("running")' 30 || { kill $fpid; return 1; }
+  sleep 2
+  kill_daemon
+  start_daemon --ublk-on-exit keep || { kill $fpid; return 1; }
+  grep -q "copy-back of member 4 out of the distributed spare room resumes" $DLOG ||
+    fail "the restart did not resume the copy-back: $(tail -3 $DLOG)"
+  $C dg rates dr --rebuild 0 >/dev/null
+  wait $fpid || fail "fio across the copy-back and the SIGKILL: $(tail -5 $W/fio.draidcb)"
+  grep -q "err= 0" $W/fio.draidcb || fail "fio reported errors (copy-back)"
+  local t2=$(date +%s.%N)
+  wait_group dr 'g["state"] == "optimal" and g.get("distributed_spares_used", 0) == 0' 600 || return 1
+  local t3=$(date +%s.%N)
   for round in rebuilt relied; do
     umount /mnt/vd || { fail "umount"; return 1; }
     fsck.ext4 -fn $dev >$W/fsck.draid 2>&1 || { fail "fsck on draid6 ($round)"; cat $W/fsck.draid; }
     mount $dev /mnt/vd || { fail "mount ($round)"; return 1; }
     (cd /mnt/vd && sha256sum -c --quiet $W/drsums) || fail "file checksums on draid6 ($round)"
     fio_verify draid /mnt/vd/fio.dat 16M --verify_only || fail "fio verify on draid6 ($round)"
+    fio_verify draidcb /mnt/vd/fio2.dat 8M --verify_only || fail "fio verify of the copy-back's writes ($round)"
     # The member rebuilt into the room is relied on: two others fail.
     if [ $round = rebuilt ]; then
       $C pd fail f0 >/dev/null && $C pd fail f9 >/dev/null || fail "pd fail f0 f9 after the rebuild into the room"
@@ -349,7 +373,7 @@ step_daemon_draid() {
   local avx2=no avx512=no
   grep -qw avx2 /proc/cpuinfo && avx2=yes
   grep -qw avx512f /proc/cpuinfo && avx512=yes
-  result "gpuraidd: draid6 3+2 over 12 files, ext4 + fio verify, a member rebuilt into the distributed spare room across a SIGKILL (finished $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s after the restart, TCG), then two more failures: fsck clean, checksums hold (guest CPU avx2=$avx2 avx512f=$avx512)"
+  result "gpuraidd: draid6 3+2 over 12 files, ext4 + fio verify, a member rebuilt into the distributed spare room across a SIGKILL (finished $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s after the restart, TCG), copied back onto a new drive across a SIGKILL (finished $(awk "BEGIN{printf \"%.1f\", $t3 - $t2}") s after fio), then two more failures: fsck clean, checksums hold (guest CPU avx2=$avx2 avx512f=$avx512)"
   $C vd unexport dvol >/dev/null
   stop_daemon
   rm -rf $dir
