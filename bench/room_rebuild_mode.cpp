@@ -3,7 +3,10 @@
 // itself, reading from and writing to every survivor. Timed twice: under a
 // (rate-capped) foreground load, and idle; the figure to compare is the
 // idle time against one replacement drive's (the RAID 6 run of the same
-// drives: its member data over that drive's raw write rate).
+// drives: its member data over that drive's raw write rate). Then the
+// copy-back of the room's last member onto that replacement drive, idle:
+// every strip it moves lands on that one drive, so its bound is that
+// drive's write time for a member's data.
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -78,6 +81,14 @@ int run_room_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives,
   }
   const bool ok2 = wait_rebuild(e, *g, &secs);
   secs = double(now_ns() - t0) / 1e9;
+  // Copy-back of member 1 (the room's last) onto the replacement drive
+  // (which the raw rate test wrote: forced).
+  double copy_s = 0;
+  if (!g->replace_member(1, std::move(spare), true, &err)) {
+    fprintf(stderr, "gpuraid-bench: copy-back: %s\n", err.c_str());
+    return 2;
+  }
+  const bool ok3 = wait_rebuild(e, *g, &copy_s) && g->volume().room_mask() == 1u;
   // One replacement drive would write the member's whole data area at its raw rate.
   const double one_drive_s = double(geo.member_data_bytes) / (one_drive_mbps * 1e6);
   const double r = o.limits.read_bytes_s ? double(o.limits.read_bytes_s) : 0, wr = o.limits.write_bytes_s ? double(o.limits.write_bytes_s) : 0;
@@ -101,6 +112,8 @@ int run_room_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives,
                          {"speedup_vs_one_drive", secs > 0 ? one_drive_s / secs : 0},
                          {"ideal_speedup", ideal},
                          {"of_ideal", secs > 0 ? one_drive_s / secs / ideal : 0}};
+  out["copy_back_idle"] = {{"seconds", copy_s},
+                           {"of_one_drive", copy_s > 0 ? one_drive_s / copy_s : 0}};
   // Under load: the whole rebuild at the window's pace.
   const double loaded_s = loaded_share > 0 ? loaded_fg.seconds / loaded_share : 0;
   out["rebuild_under_load"] = {{"share_done", loaded_share},
@@ -122,8 +135,10 @@ int run_room_rebuild_mode(Engine& e, std::vector<std::unique_ptr<Drive>> drives,
            one_drive_s / secs, ideal, 100 * one_drive_s / secs / ideal);
     printf("rebuild into the room, foreground %s %s: %.0f%% in %.1f s, %.2fx one drive at that pace\n", rw_name(w.rw),
            format_size(w.bs).c_str(), 100 * loaded_share, loaded_fg.seconds, loaded_s > 0 ? one_drive_s / loaded_s : 0);
+    printf("copy-back of the room's last member onto the replacement drive, idle: %.2f s, %.2fx its raw write time\n",
+           copy_s, copy_s > 0 ? one_drive_s / copy_s : 0);
   }
-  return end_rebuild_run(*g, raw_fg, loaded_fg, ok1 && ok2, !o.as_json);
+  return end_rebuild_run(*g, raw_fg, loaded_fg, ok1 && ok2 && ok3, !o.as_json);
 }
 
 }  // namespace gpuraid::bench
