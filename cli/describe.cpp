@@ -16,8 +16,12 @@ std::string level_str(const v1::Group& g) {
 std::string room_str(const v1::Group& g) {
   if (!g.declustered_spares()) return "";
   const uint32_t used = std::min(g.distributed_spares_used(), g.declustered_spares());
-  return std::to_string(used) + " of " + std::to_string(g.declustered_spares()) + " used, " +
-         std::to_string(g.declustered_spares() - used) + " free";
+  std::string s = std::to_string(used) + " of " + std::to_string(g.declustered_spares()) + " used, " +
+                  std::to_string(g.declustered_spares() - used) + " free";
+  // Its drive: the member's in the list (rebuilding, with the rebuild's progress bar).
+  if (g.has_distributed_spare_copy_back())
+    s += "; member " + std::to_string(g.distributed_spare_copy_back()) + " is being copied back onto its drive";
+  return s;
 }
 
 std::string export_str(const v1::Volume& v) {

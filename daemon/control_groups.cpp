@@ -81,6 +81,8 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_declustered_data(geo.declustered.data);
   out->set_declustered_spares(geo.declustered.spares);
   out->set_distributed_spares_used(uint32_t(__builtin_popcountll(g.volume().room_mask())));
+  if (g.volume().copying_back() && g.volume().rebuilding_member() >= 0)
+    out->set_distributed_spare_copy_back(uint32_t(g.volume().rebuilding_member()));
   out->set_geometry(geo.describe());
   out->set_capacity_bytes(g.volume().size_bytes());
   out->set_free_bytes(g.volume().size_bytes() - group_used_bytes(r.name()));

@@ -85,6 +85,8 @@ gp dg rates dr --rebuild 2M >/dev/null
 gp dg replace dr --old pd9 --with pd12 >/dev/null
 check "dr while copying back" rebuilding "$(gstate dr)"
 gp dg show dr | grep >/dev/null "pd12.*rebuilding" || fail "dg show does not show pd12 rebuilding: $(gp dg show dr)"
+gp status | grep >/dev/null "member 9 is being copied back onto its drive" || fail "status does not show the copy-back: $(gp status)"
+check "copy-back member (API)" 9 "$(gp dg show dr --json | json 'd["distributed_spare_copy_back"]')"
 gp vd write v1 --pattern 8 --length 8M >/dev/null
 gp vd read v1 --verify-pattern 8 --length 8M >/dev/null
 stop_daemon
