@@ -144,3 +144,32 @@ TEST(Superblock, Version3CarriesTheLogFormatAndFloor) {
   encode_superblock(sb, buf);
   EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::Malformed);
 }
+
+// A declustered group is version 4; while a member is copied back out of
+// its distributed spare room (a rebuilding slot with a room place) version
+// 5, which an older gpuraid refuses rather than misread; 4 again after.
+TEST(Superblock, ACopyBackIsVersion5WhileItRuns) {
+  Superblock sb = sample(), back;
+  sb.level = Level::DR6;
+  sb.members = 12;
+  sb.parity = 2;
+  sb.declustered = {3, 2};
+  sb.slot = 0;
+  sb.slots = {};
+  for (uint32_t s = 0; s < 12; s++) sb.slots[s] = Slot{new_uuid(), SlotState::Active, 0};
+  sb.slots[3] = Slot{new_uuid(), SlotState::Failed, sb.member_data_bytes * sb.row_stripes(), 1};
+  sb.slots[9] = Slot{new_uuid(), SlotState::Rebuilding, 5 * 65536, 2};
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  EXPECT_EQ(buf[8], 5);
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_EQ(back.slots[9].state, SlotState::Rebuilding);
+  EXPECT_EQ(back.slots[9].room, 2);
+  EXPECT_EQ(back.slots[9].rebuild_checkpoint, 5u * 65536);
+  EXPECT_EQ(back.slots[3].room, 1);
+  back.slots[9] = Slot{back.slots[9].uuid, SlotState::Active, 0};  // the copy-back ended
+  encode_superblock(back, buf);
+  EXPECT_EQ(buf[8], 4) << "back to version 4 once no member is being copied back";
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_EQ(back.version, 4u);
+}
