@@ -18,9 +18,13 @@
 // No scrub then (it needs every member). draid5/6: from the second start on,
 // the first missing member (failed while the group ran) is rebuilt into the
 // distributed spare room by itself, so kills also land during that rebuild
-// and with it in the room and another member missing.
+// and with it in the room and another member missing. With --copy-back
+// (draid5/6, --degraded >= 1), once that member is in the room a child
+// copies it back onto a replacement drive (an extra drive file), so kills
+// land during the copy-back too, and later starts find it on that drive.
 //
 //   crash_test [--kills N] [--seed S] [--level raid5|raid6|raid50|raid60|draid5|draid6] [--degraded N]
+//              [--copy-back]
 //
 // A failure prints the command line that reruns it: the same write patterns
 // and kill delays, but the kills land at wall-clock moments, so not exactly.
@@ -39,6 +43,7 @@
 #include <thread>
 
 #include "engine/group/group.h"
+#include "engine/group/metadata_io.h"
 #include "tests/support/group_rig.h"
 #include "tests/support/replay_line.h"
 
@@ -89,8 +94,10 @@ constexpr uint64_t kReady = ~0ull;
 
 // The child builds its own engine (an io_uring must not cross a fork) on
 // the same drive files; the `present` drives only.
+// copy_back_onto: a drive (index) to copy the room's member back onto once
+// it is in the room and no copy-back ran yet, or -1.
 [[noreturn]] void child(const GroupRig& rig, uint64_t seed, uint64_t first_round, int fd,
-                        const std::vector<uint32_t>& present) {
+                        const std::vector<uint32_t>& present, int copy_back_onto) {
   std::string err, note;
   auto engine = Engine::create(EngineConfig{}, &err);
   if (!engine) _exit(3);
@@ -109,6 +116,17 @@ constexpr uint64_t kReady = ~0ull;
   g->start_background(r0);
   if (write(fd, &kReady, sizeof kReady) != sizeof kReady) _exit(7);
   Volume& v = g->volume();
+  const DistributedSpare* room = v.room();
+  if (copy_back_onto >= 0 && v.room_mask() && !room->rebuilding() && !room->leaving()) {
+    auto drv = Drive::open(DriveSpec{DriveType::File, rig.path(uint32_t(copy_back_onto)), 0, false}, &err);
+    if (!drv || !g->replace_member(room->order().back(), std::move(drv), true, &err)) {
+      fprintf(stderr, "child: copy-back refused: %s\n", err.c_str());
+      _exit(8);
+    }
+    // Slow, so that the kill lands in the middle of it, writes in flight
+    // (the parent's start resumes it at full speed).
+    g->set_rebuild_rate(4u << 20);
+  }
   const uint64_t nblocks = v.size_bytes() / 4096;
   std::vector<AlignedBuf> bufs;
   for (uint32_t j = 0; j < kWritesPerRound; j++) bufs.emplace_back(4096);
@@ -149,14 +167,17 @@ int main(int argc, char** argv) {
   int kills = 60;
   uint64_t seed = 1;
   uint32_t degraded = 0;
+  bool copy_back = false;
   Level level = Level::R6;
   static option opts[] = {{"kills", required_argument, nullptr, 'k'}, {"seed", required_argument, nullptr, 's'},
                           {"level", required_argument, nullptr, 'l'}, {"degraded", required_argument, nullptr, 'd'},
+                          {"copy-back", no_argument, nullptr, 'c'},
                           {nullptr, 0, nullptr, 0}};
   for (int c; (c = getopt_long(argc, argv, "", opts, nullptr)) != -1;) {
     if (c == 'k') kills = atoi(optarg);
     else if (c == 's') seed = strtoull(optarg, nullptr, 10);
     else if (c == 'd') degraded = uint32_t(atoi(optarg));
+    else if (c == 'c') copy_back = true;
     else if (c == 'l' && parse_level(optarg, &level) && level != Level::EC && level_description(level).parity) continue;
     else return 2;
   }
@@ -166,11 +187,23 @@ int main(int argc, char** argv) {
     fprintf(stderr, "--degraded %u: more members than the level can lose (per sub-group)\n", degraded);
     return 2;
   }
+  if (copy_back && (!level_description(level).declustered || !degraded)) {
+    fprintf(stderr, "--copy-back: a declustered level (draid5/6) with a member missing (--degraded 1 or more)\n");
+    return 2;
+  }
   // The last `degraded` members of each sub-group are gone.
   std::vector<uint32_t> present;
   for (uint32_t i = 0; i < drives; i++)
     if (i % (drives / subgroups) < drives / subgroups - degraded) present.push_back(i);
-  GroupRig rig(drives, 12u << 20);
+  GroupRig rig(drives + (copy_back ? 1 : 0), 12u << 20);  // drive `drives`: the copy-back's
+  // The copy-back's drive, once it holds a member (its superblock of this group).
+  Uuid group_uuid{};
+  auto replacement_is_member = [&] {
+    if (!copy_back) return false;
+    auto drv = rig.open(drives);
+    const SuperblockRead r = read_superblock(*drv);
+    return r.ok && r.sb.group_uuid == group_uuid;
+  };
   std::string err;
   {
     GroupConfig cfg;
@@ -196,11 +229,13 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    group_uuid = read_superblock(*rig.open(0)).sb.group_uuid;
     if (!g->stop(&err)) {
       fprintf(stderr, "stop: %s\n", err.c_str());
       return 1;
     }
   }
+  uint64_t copy_backs_seen = 0;  // starts that found the member on the replacement drive
   uint64_t nblocks = 0;
   std::map<uint64_t, std::pair<uint64_t, uint32_t>> model;  // block -> (round, write) of its last flushed write
   std::mt19937_64 rng(seed);
@@ -209,10 +244,13 @@ int main(int argc, char** argv) {
   for (int k = 0; k < kills && !failures; k++) {
     int p[2];
     if (pipe(p) != 0) return 1;
+    std::vector<uint32_t> now = present;
+    const bool replaced = replacement_is_member();
+    if (replaced) now.push_back(drives);
     pid_t pid = fork();
     if (pid == 0) {
       close(p[0]);
-      child(rig, seed, next_round, p[1], present);
+      child(rig, seed, next_round, p[1], now, copy_back && !replaced ? int(drives) : -1);
     }
     close(p[1]);
     // Half the kills count their delay from the child's start, so that some
@@ -244,6 +282,10 @@ int main(int argc, char** argv) {
     std::string note;
     std::vector<std::unique_ptr<Drive>> d;
     for (uint32_t i : present) d.push_back(rig.open(i));
+    if (replacement_is_member()) {
+      d.push_back(rig.open(drives));
+      copy_backs_seen++;
+    }
     auto g = rig.assemble(std::move(d), &note, &err);
     if (!g) {
       fprintf(stderr, "kill %d: reassembly failed: %s\n", k, err.c_str());
@@ -315,16 +357,23 @@ int main(int argc, char** argv) {
   printf("crash test: %d kills, seed %llu, %s, %u members missing%s, %llu rounds flushed\n", kills,
          (unsigned long long)seed, level_name(level), degraded, grouped ? " in each sub-group" : "",
          (unsigned long long)total_confirmed);
+  if (copy_back) printf("copy-back: %llu of %d starts found the member on the replacement drive\n",
+                        (unsigned long long)copy_backs_seen, kills);
+  if (!failures && copy_back && copy_backs_seen == 0) {
+    fprintf(stderr, "--copy-back: the member never reached the replacement drive in %d kills\n", kills);
+    failures++;
+  }
   if (!failures && kills >= 4 && total_confirmed == 0) {
     fprintf(stderr, "no round's flush completed in %d kills: flushed writes were never checked\n", kills);
     failures++;
   }
   if (failures)
     fprintf(stderr,
-            "  replay: %s\n  (not exactly replayable: the same seed gives the same write patterns and kill delays, but\n"
+            "  replay: %s%s\n  (not exactly replayable: the same seed gives the same write patterns and kill delays, but\n"
             "   how far the child got when a delay ends depends on timing, so the replay may kill it elsewhere)\n",
             replay_command(argv[0], {"--kills", std::to_string(kills), "--seed", std::to_string(seed), "--level",
-                                     level_name(level), "--degraded", std::to_string(degraded)}).c_str());
+                                     level_name(level), "--degraded", std::to_string(degraded)}).c_str(),
+            copy_back ? " --copy-back" : "");
   printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
   return failures ? 1 : 0;
 }
