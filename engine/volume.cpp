@@ -432,7 +432,7 @@ void Volume::persist_later(uint32_t member, int err, bool missing) {
       if (hooks.persist_failure) also = hooks.persist_failure(member, err);
       if (events_.member_failed) events_.member_failed(member, err);
     }
-    report_if_group_failed(failed_.load() | rebuilding_.load());
+    report_if_group_failed(unusable_mask());  // a copy-back started live is no loss
     members_error(also & ~bit, -EIO);
     release_acks();
   };

@@ -31,7 +31,7 @@ bool Group::Impl::start_copy_back(uint32_t member, std::unique_ptr<Drive> d, boo
   if (const int r = rebuild_owner(); r >= 0)
     return *err = "a rebuild of member " + std::to_string(r) + " is running: copy " + who + " back when it ends", false;
   if (!d || d->type() == DriveType::Null) return *err = "the drive to copy back onto must be a real drive", false;
-  if (!refuse_shared(*d, err)) return false;
+  if (!refuse_shared(*d, err, int(member))) return false;  // its own old drive may come back
   const uint64_t need = sb.member_bytes_needed();
   if (d->size_bytes() < need) return *err = d->path() + " is too small: needs " + std::to_string(need) + " bytes", false;
   std::string what;

@@ -147,8 +147,8 @@ void all_locked(Op* lead) {
     if (!(run->used[i] >> target & 1)) continue;
     const bool held = v->hooks.rebuild_skip && v->hooks.rebuild_skip(s);
     (held ? run->held : run->todo) |= 1ull << i;
-    // A copy-back reads the target where the room keeps it (one strip, and
-    // whatever else failed in the stripe); from parity where it cannot.
+    // A copy-back reads the target's strip where the room keeps it (that
+    // strip only, written as read); from parity where it cannot be read.
     if (copy_back && !held && !(failed >> target & 1)) {
       run->copied |= 1ull << i;
       skip[i] = ~(1ull << target);

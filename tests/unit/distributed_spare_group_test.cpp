@@ -210,6 +210,8 @@ TEST_F(DistributedSpareGroup, CopyBackMovesTheLastMemberOntoADriveKeepingRedunda
   ASSERT_TRUE(g->fail_member(12, &err)) << err;
   img->write_random(rig, v, rng, 50);
   CHECK_IMAGE(v);  // below the checkpoint from the new drive, past it from the room
+  EXPECT_NE(g->state(), GroupState::Failed);
+  EXPECT_FALSE(rig.find_event(GroupEvent::GroupFailed)) << "the copy-back's member is no loss";
   g->set_rebuild_rate(0);
   ASSERT_TRUE(copied_back(rig, *g, 7)) << "the copy-back did not finish";
   EXPECT_EQ(g->members()[7].state, MemberState::Active);
