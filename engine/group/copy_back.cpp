@@ -39,10 +39,7 @@ bool Group::Impl::start_copy_back(uint32_t member, std::unique_ptr<Drive> d, boo
     return *err = d->path() + " holds " + what + ": refusing to overwrite it (force to override)", false;
   if (!d->claim(err)) return false;
   // As a replacement drive: its log holds nothing, its bitmap is clear.
-  if (!forget_ppl(*d, err)) return *err = "cannot write the write-hole log of " + d->path() + ": " + *err, false;
-  std::vector<uint8_t> zeros(std::max<uint64_t>(1, wi->bitmap_bytes()), 0);
-  for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
-    if (!write_bitmap_block(*d, zeros.data(), zeros.size(), b, err)) return false;
+  if (!blank_member_metadata(*d, d->path(), err)) return false;
   Drive* raw = d.get();
   const std::string path = d->path();
   Persisted p;

@@ -128,6 +128,14 @@ bool Group::Impl::forget_ppl(Drive& d, std::string* err) {
   return !ppl || ppl_invalidate(d, ppl->layout(), err);
 }
 
+bool Group::Impl::blank_member_metadata(Drive& d, const std::string& who, std::string* err) {
+  if (!forget_ppl(d, err)) return *err = "cannot write the write-hole log of " + who + ": " + *err, false;
+  std::vector<uint8_t> zeros(std::max<uint64_t>(1, wi->bitmap_bytes()), 0);
+  for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
+    if (!write_bitmap_block(d, zeros.data(), zeros.size(), b, err)) return false;
+  return true;
+}
+
 Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   self = &g;
   vol = g.volume_.get();
@@ -249,10 +257,7 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
     *err = raw->path() + " is too small: needs " + std::to_string(need) + " bytes";
     return false;
   }
-  if (!forget_ppl(*raw, err)) return *err = "cannot write the write-hole log of member " + std::to_string(member) + ": " + *err, false;
-  std::vector<uint8_t> zeros(std::max<uint64_t>(1, wi->bitmap_bytes()), 0);
-  for (uint64_t b = 0; b * 4096 < zeros.size(); b++)
-    if (!write_bitmap_block(*raw, zeros.data(), zeros.size(), b, err)) return false;
+  if (!blank_member_metadata(*raw, "member " + std::to_string(member), err)) return false;
   const std::string path = raw->path();
   const bool swapped = d != nullptr;
   Persisted p;

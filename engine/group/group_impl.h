@@ -29,6 +29,10 @@ struct Group::Impl {
   // Before a drive becomes a member being rebuilt: its guard log forgets
   // what it held (entries of stripes written while it was away are stale).
   bool forget_ppl(Drive& d, std::string* err);
+  // A drive about to take a member in full (a replacement, a copy-back):
+  // its guard log forgets what it held and its bitmap is clear. *err names
+  // `who` where the log cannot be written.
+  bool blank_member_metadata(Drive& d, const std::string& who, std::string* err);
 
   std::mutex ev_mu;
   std::function<void(const GroupEvent&)> on_event;

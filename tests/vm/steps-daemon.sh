@@ -299,6 +299,18 @@ step_daemon_cycles() {
   stop_daemon
 }
 
+# gpuraidd SIGKILLed while fio (pid, its name) writes through the draid
+# group's ublk device: restarted keeping the device, the rebuild let run
+# free, fio ends without an error. `what`: what it ran across.
+draid_sigkill_under_fio() {  # pid name dev what
+  kill_daemon
+  start_daemon --ublk-on-exit keep || { kill $1; return 1; }
+  [ "$(vd_dev dvol)" = "$3" ] || fail "the export moved from $3 to $(vd_dev dvol)"
+  $C dg rates dr --rebuild 0 >/dev/null
+  wait $1 || fail "fio across $4 and the SIGKILL: $(tail -5 $W/fio.$2)"
+  grep -q "err= 0" $W/fio.$2 || fail "fio reported errors ($2)"
+}
+
 step_daemon_draid() {
   local dir=/run/draid i ids=() round
   rm -rf $DSTATE $dir && mkdir -p $dir
@@ -325,12 +337,7 @@ step_daemon_draid() {
   fio_writing $fpid /mnt/vd/fio.dat $((16 << 20)) || fail "fio ended before the failure (make it longer)"
   $C pd fail f4 >/dev/null || { fail "pd fail f4"; kill $fpid; return 1; }
   wait_group dr 'g.get("distributed_spares_used") == 1 and g.get("rebuild", {}).get("running")' 30 || { kill $fpid; return 1; }
-  kill_daemon
-  start_daemon --ublk-on-exit keep || { kill $fpid; return 1; }
-  [ "$(vd_dev dvol)" = "$dev" ] || fail "the export moved from $dev to $(vd_dev dvol)"
-  $C dg rates dr --rebuild 0 >/dev/null
-  wait $fpid || fail "fio across the failure and the SIGKILL: $(tail -5 $W/fio.draid)"
-  grep -q "err= 0" $W/fio.draid || fail "fio reported errors (draid6)"
+  draid_sigkill_under_fio $fpid draid $dev "the failure" || return 1
   local t0=$(date +%s.%N)
   wait_group dr 'g["state"] == "optimal"' 600 || return 1
   local t1=$(date +%s.%N)
@@ -347,13 +354,9 @@ step_daemon_draid() {
   $C dg replace dr --old f4 --with f12 >/dev/null || { fail "dg replace f4 (copy-back)"; kill $fpid; return 1; }
   wait_group dr 'g.get("rebuild", {}).get("running")' 30 || { kill $fpid; return 1; }
   sleep 2
-  kill_daemon
-  start_daemon --ublk-on-exit keep || { kill $fpid; return 1; }
+  draid_sigkill_under_fio $fpid draidcb $dev "the copy-back" || return 1
   grep -q "copy-back of member 4 out of the distributed spare room resumes" $DLOG ||
     fail "the restart did not resume the copy-back: $(tail -3 $DLOG)"
-  $C dg rates dr --rebuild 0 >/dev/null
-  wait $fpid || fail "fio across the copy-back and the SIGKILL: $(tail -5 $W/fio.draidcb)"
-  grep -q "err= 0" $W/fio.draidcb || fail "fio reported errors (copy-back)"
   local t2=$(date +%s.%N)
   wait_group dr 'g["state"] == "optimal" and g.get("distributed_spares_used", 0) == 0' 600 || return 1
   local t3=$(date +%s.%N)
