@@ -130,6 +130,8 @@ static void submit_job(Op* op, ParityOp kind) {
       j.src_idx[j.nsrc++] = uint8_t(i);
     }
   }
+  j.pp = kind == ParityOp::Update ? ppl_fused_target(op) : nullptr;
+  j.pp_made = false;
   j.done = compute_done;
   j.ctx = op;
   ParityJob* jp = &j;

@@ -20,6 +20,7 @@
 #include "engine/parity/job_check.h"
 #include "engine/parity/parity_backend.h"
 #include "engine/parity/xor_cached.h"
+#include "engine/ppl/ppl_sum.h"
 #include "engine/single_writer.h"
 
 namespace gpuraid {
@@ -110,6 +111,13 @@ class CpuBackend final : public ParityBackend {
     const uint32_t k = c.k(), m = c.m();
     if (j->nsrc == 0) return 0;
     if (c.kind() == CodeKind::Xor) {
+      // With the write-hole guard's partial parity (old parity and old
+      // data, ParityJob::pp) made and summed in the same pass.
+      if (j->pp && j->len % 64 == 0) {
+        j->pp_sum = ppl_update_xor_sum(j->dst[0], j->pp, j->src, j->src2, int(j->nsrc), j->len);
+        j->pp_made = true;
+        return 0;
+      }
       // P ^= old_i ^ new_i for all i, in one pass over every source.
       const uint8_t* v[2 * kMaxMembers + 1];
       int n = 0;

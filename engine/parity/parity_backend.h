@@ -51,6 +51,17 @@ struct ParityJob {
   uint8_t* dst[kMaxMembers];
   uint8_t src_idx[kMaxMembers];  // Update: data column; Recover: survivor row
   uint8_t dst_idx[kMaxMembers];  // Recover: erased row (0..k+m-1)
+  // Update of an XOR code (RAID 5) only, optional: where the write-hole
+  // guard wants the write's partial parity, dst[0] ^ src[0] ^ ... (old
+  // parity and old data: the row over the strips the write leaves alone).
+  // A backend that makes it in the same pass as the update (the CPU one)
+  // fills pp (len bytes, overlapping no other buffer), pp_sum
+  // (ppl_payload_sum) and sets pp_made; any other leaves pp_made false and
+  // the guard computes it after (engine/ppl/ppl_stage.cpp). The caller
+  // sets all three before every submit.
+  uint8_t* pp = nullptr;
+  uint32_t pp_sum = 0;
+  bool pp_made = false;
   // Results.
   int status = 0;               // 0, or -errno when the backend could not run it
   uint32_t mismatch_rows = 0;   // Verify: bit j set when parity row j differs

@@ -95,6 +95,10 @@ struct alignas(64) PplLog::PerReactor {
   bool issue_queued = false;
   std::vector<Batch*> written;  // (log lock) waiting for a flush round
   std::vector<Batch*> round;    // the flush round in flight covers these
+  // Written batches that need no flush (no member with a volatile cache):
+  // durable, told to the rings at this reactor's next lock (its next batch,
+  // or a flush task when another's batch waits for room), one lock a turn.
+  std::vector<Batch*> settled;
   uint32_t flush_pending = 0;
   bool flushing = false;
   Task flush_task;  // another reactor asks for a round (a batch waits for room)
@@ -267,13 +271,19 @@ void PplLog::issue_open(PerReactor& pr) {
   }
   b->nouts = uint32_t(n);
   b->ops_left = uint32_t(b->ops.size());
+  std::vector<Batch*> ready;
   lock();
+  if (!pr.settled.empty()) {
+    settle_locked(pr.settled.data(), pr.settled.size(), &ready);
+    pr.settled.clear();
+  }
   const bool placed = waiting_.empty() && place(b);
   if (!placed) {
     waiting_.push_back(b);
     pressure_.store(true, std::memory_order_relaxed);
   }
   unlock();
+  post_ready(ready);
   if (placed) return write_pieces(b);
   bump(pr.waits);
   want_flush();
@@ -419,8 +429,14 @@ void PplLog::batch_written(Batch* b) {
     if (vol_.member(i)->volatile_cache()) volatile_members |= 1ull << i;
   }
   b->flush_mask = volatile_members;
-  if (!volatile_members) return durable(&b, 1);
   PerReactor& pr = *reactors_[b->reactor];
+  if (!volatile_members) {
+    // Durable already: the rings learn it under this reactor's next lock
+    // (issue_open), or now when a batch waits for room.
+    pr.settled.push_back(b);
+    if (pressure_.load(std::memory_order_relaxed)) settle(pr);
+    return;
+  }
   lock();
   pr.written.push_back(b);
   unlock();
@@ -442,6 +458,7 @@ void PplLog::want_flush() {
 // a waiting batch needs never waits for a reactor that nobody polls now (a
 // test's writer thread that ended, an idle reactor's last batches).
 void PplLog::maybe_flush(PerReactor& pr) {
+  settle(pr);
   if (pr.flushing) return;
   const bool pressure = pressure_.load(std::memory_order_relaxed);
   lock();
@@ -502,14 +519,33 @@ void PplLog::flush_done(MemberIo* io) {
   pr.outstanding.fetch_sub(1, std::memory_order_release);
 }
 
-// Marks the batches durable and retires, in every ring, the pieces at its
-// front whose batches are durable; batches that waited for room and now
-// have it go out on their own reactors.
+void PplLog::settle(PerReactor& pr) {
+  if (pr.settled.empty()) return;
+  durable(pr.settled.data(), pr.settled.size());
+  pr.settled.clear();
+}
+
 void PplLog::durable(Batch* const* bs, size_t n) {
   std::vector<Batch*> ready;
+  lock();
+  settle_locked(bs, n, &ready);
+  unlock();
+  post_ready(ready);
+}
+
+void PplLog::post_ready(const std::vector<Batch*>& ready) {
+  for (Batch* b : ready) {
+    reactors_[b->reactor]->outstanding.fetch_add(1, std::memory_order_relaxed);
+    vol_.engine().reactor(b->reactor).post(&b->task);
+  }
+}
+
+// Marks the batches durable and retires, in every ring, the pieces at its
+// front whose batches are durable; batches that waited for room and now
+// have it are added to *ready (to go out on their own reactors).
+void PplLog::settle_locked(Batch* const* bs, size_t n, std::vector<Batch*>* ready) {
   uint64_t rings = 0;  // only the rings these batches have pieces in can retire any
   for (size_t i = 0; i < n; i++) rings |= bs[i]->members;
-  lock();
   for (size_t i = 0; i < n; i++) bs[i]->durable = true;
   const uint64_t area = layout_.bytes();
   for (uint64_t m = rings; m; m &= m - 1) {
@@ -524,15 +560,10 @@ void PplLog::durable(Batch* const* bs, size_t n) {
   bool over_half = false;
   for (const Ring& r : rings_) over_half |= r.used > area / 2;
   while (!waiting_.empty() && place(waiting_.front())) {
-    ready.push_back(waiting_.front());
+    ready->push_back(waiting_.front());
     waiting_.pop_front();
   }
   pressure_.store(over_half || !waiting_.empty(), std::memory_order_relaxed);
-  unlock();
-  for (Batch* b : ready) {
-    reactors_[b->reactor]->outstanding.fetch_add(1, std::memory_order_relaxed);
-    vol_.engine().reactor(b->reactor).post(&b->task);
-  }
 }
 
 }  // namespace gpuraid

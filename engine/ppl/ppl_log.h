@@ -14,7 +14,9 @@
 // is what replay relies on). A piece's room is reused only once every write
 // its batch protects is durable: after a flush of the members those writes
 // went to, batched across many batches and issued when the ring fills, or
-// at once where no member has a volatile write cache (Drive::volatile_cache).
+// where no member has a volatile write cache (Drive::volatile_cache) at
+// once, told to the rings under the reactor's next lock of the log (its
+// next batch's, so one lock a turn; at once when a batch waits for room).
 // A batch with no room waits (its writes queued, nothing polls) and asks
 // every reactor to flush.
 #pragma once
@@ -92,7 +94,10 @@ class PplLog {
   void want_flush();
   void maybe_flush(PerReactor& pr);
   static void flush_done(MemberIo* io);
-  void durable(Batch* const* bs, size_t n);
+  void durable(Batch* const* bs, size_t n);  // takes the lock
+  void settle_locked(Batch* const* bs, size_t n, std::vector<Batch*>* ready);
+  void settle(PerReactor& pr);  // pr's settled batches, durable()
+  void post_ready(const std::vector<Batch*>& ready);
   void lock();
   void unlock() { busy_.store(false, std::memory_order_release); }
 
@@ -120,6 +125,11 @@ class PplLog {
 // writes, then runs next(op). A member whose log write fails is failed (and
 // no longer written); past redundancy fail(op, -EIO).
 void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int));
+// Before a RAID 5 read-modify-write's parity job: the buffer the job may
+// make the write's partial parity in (ParityJob::pp), or nullptr when its
+// entry needs more than old parity + old data (no guard, partial strips,
+// a strip not written).
+uint8_t* ppl_fused_target(Op* op);
 // From the op's end (after its writes or failure): its batch may retire.
 void ppl_release(Op* op);
 // Called by PplLog once the op's batch is on disk (or its log writes failed).

@@ -8,7 +8,9 @@
 //
 // Made after the parity job, while the new parity and data are in the
 // cache. (A read-modify-write has the same bytes before it, old parity +
-// old data; made there it paid the first touch of both: slower, measured.)
+// old data; made there in a pass of its own it paid the first touch of
+// both: slower, measured.) A RAID 5 read-modify-write gets it from the
+// update's own pass where the backend makes it (ParityJob::pp): the CPU's.
 #include <isa-l/erasure_code.h>
 
 #include <algorithm>
@@ -54,6 +56,8 @@ static uint32_t partial_parity(Op* op, const PplEntry& e, uint32_t r, uint8_t* p
   const uint32_t k = e.k, L = e.c1 - e.c0;
   const bool xor_row = c.kind() == CodeKind::Xor || (c.kind() == CodeKind::PQ && r == 0);
   if (xor_row) {
+    // Made with the parity update (ppl_fused_target).
+    if (r == 0 && op->job.pp_made && op->job.pp == pp) return op->job.pp_sum;
     const uint8_t* whole[kMaxMembers + 1];
     int n = 0;
     bool partial = false;
@@ -90,6 +94,31 @@ static uint32_t partial_parity(Op* op, const PplEntry& e, uint32_t r, uint8_t* p
   return ppl_payload_sum(pp, L);
 }
 
+// Where the op's partial parities go, one row's after another (L bytes
+// each): the op's own buffer, 4 KiB aligned, grown on first use. (A
+// strip's room per row spread every op's few KiB over the same cache sets.)
+static uint8_t* payload_base(Op* op, uint32_t L) {
+  const Geometry& g = op->vol->geometry();
+  const size_t need = size_t(L) * g.parity + 4096;
+  if (op->w.ppl_mem.size() < need) op->w.ppl_mem.resize(std::max(need, size_t(g.strip_bytes) + 4096));
+  return reinterpret_cast<uint8_t*>((uintptr_t(op->w.ppl_mem.data()) + 4095) & ~uintptr_t(4095));
+}
+
+uint8_t* ppl_fused_target(Op* op) {
+  if (!op->vol->ppl || op->vol->codec().kind() != CodeKind::Xor) return nullptr;
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips();
+  const WritePlan& p = op->w.plan;
+  if (!(p.write_roles >> k & 1)) return nullptr;  // the parity member is not written: no entry
+  // The entry's written ranges must be the update's strips, each over all
+  // of [c0, c1) (make_entries leaves out strips not written).
+  for (uint32_t i = 0; i < k; i++) {
+    if (op->ranges[i].empty()) continue;
+    if (!(p.write_roles >> i & 1) || !op->ranges[i].covers(p.c0, p.c1)) return nullptr;
+  }
+  return payload_base(op, p.c1 - p.c0);  // row 0's place (make_entries)
+}
+
 // One entry per parity row the plan writes, its partial parity computed
 // into the op's own buffer (written from there, in the batch's piece).
 static void make_entries(Op* op) {
@@ -108,11 +137,7 @@ static void make_entries(Op* op) {
   for (uint32_t i = 0; i < k; i++) e.ranges[i] = (p.write_roles >> i & 1) ? op->ranges[i] : StripRange{};
   if (covers_all(e)) e.flags |= kPplZeroPayload;
   const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : p.c1 - p.c0;
-  // The rows' payloads one after another, as long as they are (a strip's
-  // room per row spread every op's few KiB over the same cache sets).
-  const size_t need = size_t(L) * g.parity + 4096;
-  if (op->w.ppl_mem.size() < need) op->w.ppl_mem.resize(std::max(need, size_t(g.strip_bytes) + 4096));
-  uint8_t* base = reinterpret_cast<uint8_t*>((uintptr_t(op->w.ppl_mem.data()) + 4095) & ~uintptr_t(4095));
+  uint8_t* base = payload_base(op, L);
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
     // A parity member in the distributed spare room has no log area of its

@@ -107,6 +107,37 @@ template <int N>
   return n == 2 ? xor_sum_body<2>(dst, src, n, len) : xor_sum_body<0>(dst, src, n, len);
 }
 
+// One 64-byte block of the fused update: pp and the new parity at i.
+[[gnu::always_inline]] inline Lanes update_block(uint8_t* parity, uint8_t* pp, const uint8_t* const* old,
+                                                 const uint8_t* const* neu, int n, size_t i) {
+  Lanes t;
+  memcpy(&t, parity + i, 64);
+  for (int s = 0; s < n; s++) {
+    Lanes x;
+    memcpy(&x, old[s] + i, 64);
+    t ^= x;
+  }
+  memcpy(pp + i, &t, 64);
+  Lanes w = t;
+  for (int s = 0; s < n; s++) {
+    Lanes x;
+    memcpy(&x, neu[s] + i, 64);
+    w ^= x;
+  }
+  memcpy(parity + i, &w, 64);
+  return t;
+}
+
+[[gnu::always_inline]] inline uint32_t update_sum_body(uint8_t* parity, uint8_t* pp, const uint8_t* const* old,
+                                                      const uint8_t* const* neu, int n, size_t len) {
+  Lanes a = {}, b = {};
+  for (size_t i = 0; i < len; i += 64) {
+    a += update_block(parity, pp, old, neu, n, i);
+    b += a;
+  }
+  return finish_lanes(a, b, len);
+}
+
 }  // namespace
 
 uint32_t ppl_payload_sum_reference(const uint8_t* p, size_t len) {
@@ -203,6 +234,82 @@ __attribute__((target("avx512f"))) static inline uint32_t xor_sum512(uint8_t* ds
 __attribute__((target("avx512f"))) uint32_t ppl_xor_sum_avx512(uint8_t* dst, const uint8_t* const* src, int n,
                                                                size_t len) {
   return n == 2 ? xor_sum512<2>(dst, src, n, len) : xor_sum512<0>(dst, src, n, len);
+}
+
+uint32_t ppl_update_xor_sum_baseline(uint8_t* parity, uint8_t* pp, const uint8_t* const* old,
+                                     const uint8_t* const* neu, int n, size_t len) {
+  return update_sum_body(parity, pp, old, neu, n, len);
+}
+
+__attribute__((target("avx2"))) uint32_t ppl_update_xor_sum_avx2(uint8_t* parity, uint8_t* pp,
+                                                                 const uint8_t* const* old,
+                                                                 const uint8_t* const* neu, int n, size_t len) {
+  return update_sum_body(parity, pp, old, neu, n, len);
+}
+
+// Four blocks a step, as xor_sum512; N > 0: that many strips written (the
+// loops over sources unrolled), 0: n.
+template <int N>
+__attribute__((target("avx512f"))) static inline uint32_t update_sum512(uint8_t* parity, uint8_t* pp,
+                                                                        const uint8_t* const* old,
+                                                                        const uint8_t* const* neu, int n, size_t len) {
+  const int count = N > 0 ? N : n;
+  __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+  size_t i = 0;
+  for (; i + 256 <= len; i += 256) {
+    // Named registers, not arrays: GCC keeps __m512i arrays on the stack.
+    __m512i t0 = _mm512_loadu_si512(parity + i), t1 = _mm512_loadu_si512(parity + i + 64),
+            t2 = _mm512_loadu_si512(parity + i + 128), t3 = _mm512_loadu_si512(parity + i + 192);
+    for (int s = 0; s < count; s++) {
+      t0 = _mm512_xor_si512(t0, _mm512_loadu_si512(old[s] + i));
+      t1 = _mm512_xor_si512(t1, _mm512_loadu_si512(old[s] + i + 64));
+      t2 = _mm512_xor_si512(t2, _mm512_loadu_si512(old[s] + i + 128));
+      t3 = _mm512_xor_si512(t3, _mm512_loadu_si512(old[s] + i + 192));
+    }
+    _mm512_storeu_si512(pp + i, t0);
+    _mm512_storeu_si512(pp + i + 64, t1);
+    _mm512_storeu_si512(pp + i + 128, t2);
+    _mm512_storeu_si512(pp + i + 192, t3);
+    __m512i w0 = t0, w1 = t1, w2 = t2, w3 = t3;
+    for (int s = 0; s < count; s++) {
+      w0 = _mm512_xor_si512(w0, _mm512_loadu_si512(neu[s] + i));
+      w1 = _mm512_xor_si512(w1, _mm512_loadu_si512(neu[s] + i + 64));
+      w2 = _mm512_xor_si512(w2, _mm512_loadu_si512(neu[s] + i + 128));
+      w3 = _mm512_xor_si512(w3, _mm512_loadu_si512(neu[s] + i + 192));
+    }
+    _mm512_storeu_si512(parity + i, w0);
+    _mm512_storeu_si512(parity + i + 64, w1);
+    _mm512_storeu_si512(parity + i + 128, w2);
+    _mm512_storeu_si512(parity + i + 192, w3);
+    sum4(t0, t1, t2, t3, a, b);
+  }
+  for (; i < len; i += 64) {
+    __m512i t = _mm512_loadu_si512(parity + i);
+    for (int s = 0; s < count; s++) t = _mm512_xor_si512(t, _mm512_loadu_si512(old[s] + i));
+    _mm512_storeu_si512(pp + i, t);
+    __m512i w = t;
+    for (int s = 0; s < count; s++) w = _mm512_xor_si512(w, _mm512_loadu_si512(neu[s] + i));
+    _mm512_storeu_si512(parity + i, w);
+    a = _mm512_add_epi64(a, t);
+    b = _mm512_add_epi64(b, a);
+  }
+  return finish512(a, b, len);
+}
+
+__attribute__((target("avx512f"))) uint32_t ppl_update_xor_sum_avx512(uint8_t* parity, uint8_t* pp,
+                                                                      const uint8_t* const* old,
+                                                                      const uint8_t* const* neu, int n, size_t len) {
+  return n == 1 ? update_sum512<1>(parity, pp, old, neu, n, len) : update_sum512<0>(parity, pp, old, neu, n, len);
+}
+
+uint32_t ppl_update_xor_sum(uint8_t* parity, uint8_t* pp, const uint8_t* const* old, const uint8_t* const* neu, int n,
+                            size_t len) {
+  GPR_ASSERT(len % 64 == 0 && n >= 1, "update and partial parity of %d strips of %zu bytes", n, len);
+  using Fn = uint32_t (*)(uint8_t*, uint8_t*, const uint8_t* const*, const uint8_t* const*, int, size_t);
+  static const Fn fn = __builtin_cpu_supports("avx512f") ? ppl_update_xor_sum_avx512
+                       : __builtin_cpu_supports("avx2")  ? ppl_update_xor_sum_avx2
+                                                         : ppl_update_xor_sum_baseline;
+  return fn(parity, pp, old, neu, n, len);
 }
 
 // dst = base ^ c * src through ISA-L's 32-byte table of c (the low

@@ -27,6 +27,16 @@ uint32_t ppl_payload_sum(const uint8_t* p, size_t len);
 // xor_cached), and returns ppl_payload_sum(dst, len), in one pass: a RAID 5
 // or RAID 6 P partial parity and its sum. n >= 1; dst may be a source.
 uint32_t ppl_xor_sum(uint8_t* dst, const uint8_t* const* src, int n, size_t len);
+// A RAID 5 read-modify-write and its partial parity in one pass: per
+// position, t = parity ^ old[0] ^ ... ^ old[n-1] goes to pp (the partial
+// parity: the row over the strips the write leaves alone), then parity =
+// t ^ neu[0] ^ ... ^ neu[n-1] (the new parity, in place, cached stores);
+// returns ppl_payload_sum(pp, len). n >= 1, len a multiple of 64; pp
+// overlaps nothing. Two passes (the update, then the partial parity from
+// the new parity and data) read the parity and the new data twice: a fifth
+// of their time, measured on AMD EPYC (Zen 4).
+uint32_t ppl_update_xor_sum(uint8_t* parity, uint8_t* pp, const uint8_t* const* old, const uint8_t* const* neu, int n,
+                            size_t len);
 // dst = base ^ c * src (GF(2^8); table: ISA-L's 32-byte multiply table of
 // c) and *sum its ppl_payload_sum, in one pass: a RAID 6 Q or ec row's
 // partial parity where one data strip was written. false, doing nothing,
@@ -43,6 +53,12 @@ uint32_t ppl_payload_sum_reference(const uint8_t* p, size_t len);
 uint32_t ppl_xor_sum_baseline(uint8_t* dst, const uint8_t* const* src, int n, size_t len);
 uint32_t ppl_xor_sum_avx2(uint8_t* dst, const uint8_t* const* src, int n, size_t len);
 uint32_t ppl_xor_sum_avx512(uint8_t* dst, const uint8_t* const* src, int n, size_t len);
+uint32_t ppl_update_xor_sum_baseline(uint8_t* parity, uint8_t* pp, const uint8_t* const* old,
+                                     const uint8_t* const* neu, int n, size_t len);
+uint32_t ppl_update_xor_sum_avx2(uint8_t* parity, uint8_t* pp, const uint8_t* const* old, const uint8_t* const* neu,
+                                 int n, size_t len);
+uint32_t ppl_update_xor_sum_avx512(uint8_t* parity, uint8_t* pp, const uint8_t* const* old,
+                                   const uint8_t* const* neu, int n, size_t len);
 uint32_t ppl_mad_sum_avx512(uint8_t* dst, const uint8_t* base, const uint8_t* src, const uint8_t* table, size_t len);
 
 }  // namespace gpuraid

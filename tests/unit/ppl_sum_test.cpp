@@ -103,6 +103,44 @@ TEST(PplSum, XorAndSumInOnePass) {
   }
 }
 
+// A RAID 5 read-modify-write with its partial parity in the same pass:
+// the new parity as the update makes it (parity ^ old ^ new), the partial
+// parity as old parity ^ old data, and that one's sum.
+TEST(PplSum, UpdateAndPartialParityInOnePass) {
+  for (int n : {1, 2, 5}) {
+    for (size_t len : {size_t(64), size_t(4096), size_t(65536 + 192)}) {
+      const std::vector<uint8_t> parity = random_bytes(len, 7 + len);
+      std::vector<std::vector<uint8_t>> old, neu;
+      std::vector<const uint8_t*> po, pn;
+      for (int s = 0; s < n; s++) {
+        old.push_back(random_bytes(len, 100 + s + len));
+        neu.push_back(random_bytes(len, 200 + s + len));
+      }
+      for (int s = 0; s < n; s++) {
+        po.push_back(old[s].data());
+        pn.push_back(neu[s].data());
+      }
+      std::vector<uint8_t> want_pp = parity, want_parity;
+      for (auto& v : old)
+        for (size_t i = 0; i < len; i++) want_pp[i] ^= v[i];
+      want_parity = want_pp;
+      for (auto& v : neu)
+        for (size_t i = 0; i < len; i++) want_parity[i] ^= v[i];
+      const uint32_t sum = ppl_payload_sum_reference(want_pp.data(), len);
+      using Fn = uint32_t (*)(uint8_t*, uint8_t*, const uint8_t* const*, const uint8_t* const*, int, size_t);
+      std::vector<Fn> fns = {ppl_update_xor_sum, ppl_update_xor_sum_baseline};
+      if (__builtin_cpu_supports("avx2")) fns.push_back(ppl_update_xor_sum_avx2);
+      if (__builtin_cpu_supports("avx512f")) fns.push_back(ppl_update_xor_sum_avx512);
+      for (Fn f : fns) {
+        std::vector<uint8_t> p = parity, pp(len, 0xee);
+        EXPECT_EQ(f(p.data(), pp.data(), po.data(), pn.data(), n, len), sum) << n << " strips, " << len;
+        EXPECT_EQ(pp, want_pp) << n << " strips, " << len;
+        EXPECT_EQ(p, want_parity) << n << " strips, " << len;
+      }
+    }
+  }
+}
+
 // A RAID 6 Q / ec row's partial parity where one strip was written: the
 // base plus c times the strip, as ISA-L's multiply-add makes it, and its sum.
 TEST(PplSum, MultiplyAddAndSumInOnePass) {
