@@ -51,16 +51,17 @@ struct ParityJob {
   uint8_t* dst[kMaxMembers];
   uint8_t src_idx[kMaxMembers];  // Update: data column; Recover: survivor row
   uint8_t dst_idx[kMaxMembers];  // Recover: erased row (0..k+m-1)
-  // Update of an XOR code (RAID 5) only, optional: where the write-hole
-  // guard wants the write's partial parity, dst[0] ^ src[0] ^ ... (old
-  // parity and old data: the row over the strips the write leaves alone).
-  // A backend that makes it in the same pass as the update (the CPU one)
-  // fills pp (len bytes, overlapping no other buffer), pp_sum
-  // (ppl_payload_sum) and sets pp_made; any other leaves pp_made false and
-  // the guard computes it after (engine/ppl/ppl_stage.cpp). The caller
-  // sets all three before every submit.
+  // Update, optional: where the write-hole guard wants the write's partial
+  // parity of every row r, dst[r] ^ (row r over the old data of the
+  // written strips): the row over the strips the write leaves alone, at
+  // pp + r * len (m rows, overlapping no other buffer). A backend that
+  // makes them in the update's own pass (the CPU one: RAID 5 always, GF
+  // codes for one written strip on AVX-512BW) fills them and pp_sum[r]
+  // (ppl_payload_sum) and sets pp_made; otherwise pp_made stays false and
+  // the guard computes them after (engine/ppl/ppl_stage.cpp). The caller
+  // sets pp and pp_made before every submit.
   uint8_t* pp = nullptr;
-  uint32_t pp_sum = 0;
+  uint32_t pp_sum[kMaxParity] = {};
   bool pp_made = false;
   // Results.
   int status = 0;               // 0, or -errno when the backend could not run it

@@ -125,10 +125,10 @@ class PplLog {
 // writes, then runs next(op). A member whose log write fails is failed (and
 // no longer written); past redundancy fail(op, -EIO).
 void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int));
-// Before a RAID 5 read-modify-write's parity job: the buffer the job may
-// make the write's partial parity in (ParityJob::pp), or nullptr when its
-// entry needs more than old parity + old data (no guard, partial strips,
-// a strip not written).
+// Before a read-modify-write's parity job: the buffer the job may make the
+// write's partial parities in (ParityJob::pp), or nullptr when they need
+// more than old parity + old data (no guard, partial strips, a strip not
+// written, several strips of a GF code).
 uint8_t* ppl_fused_target(Op* op);
 // From the op's end (after its writes or failure): its batch may retire.
 void ppl_release(Op* op);

@@ -9,8 +9,9 @@
 // Made after the parity job, while the new parity and data are in the
 // cache. (A read-modify-write has the same bytes before it, old parity +
 // old data; made there in a pass of its own it paid the first touch of
-// both: slower, measured.) A RAID 5 read-modify-write gets it from the
-// update's own pass where the backend makes it (ParityJob::pp): the CPU's.
+// both: slower, measured.) A read-modify-write gets them from the update's
+// own pass where the backend makes them (ParityJob::pp, ppl_fused_target):
+// the CPU's, for RAID 5 and for one strip of RAID 6 / ec on AVX-512BW.
 #include <isa-l/erasure_code.h>
 
 #include <algorithm>
@@ -51,13 +52,13 @@ static bool covers_all(const PplEntry& e) {
 // makes and sums it; otherwise the ranges that span it, then the partial
 // ones, then the sum. Other rows multiply-add per range.
 static uint32_t partial_parity(Op* op, const PplEntry& e, uint32_t r, uint8_t* pp) {
+  // Made with the parity update (ppl_fused_target), in its place.
+  if (op->job.pp_made && op->job.pp + size_t(e.c1 - e.c0) * r == pp) return op->job.pp_sum[r];
   uint8_t* const* data = op->w.nd;
   const Codec& c = op->vol->codec();
   const uint32_t k = e.k, L = e.c1 - e.c0;
   const bool xor_row = c.kind() == CodeKind::Xor || (c.kind() == CodeKind::PQ && r == 0);
   if (xor_row) {
-    // Made with the parity update (ppl_fused_target).
-    if (r == 0 && op->job.pp_made && op->job.pp == pp) return op->job.pp_sum;
     const uint8_t* whole[kMaxMembers + 1];
     int n = 0;
     bool partial = false;
@@ -105,18 +106,22 @@ static uint8_t* payload_base(Op* op, uint32_t L) {
 }
 
 uint8_t* ppl_fused_target(Op* op) {
-  if (!op->vol->ppl || op->vol->codec().kind() != CodeKind::Xor) return nullptr;
+  if (!op->vol->ppl) return nullptr;
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
   const WritePlan& p = op->w.plan;
-  if (!(p.write_roles >> k & 1)) return nullptr;  // the parity member is not written: no entry
-  // The entry's written ranges must be the update's strips, each over all
-  // of [c0, c1) (make_entries leaves out strips not written).
+  if (!(p.write_roles >> k)) return nullptr;  // no parity member written: no entry
+  // The entries' written ranges must be the update's strips, each over all
+  // of [c0, c1) (make_entries leaves out strips not written); a GF code's
+  // rows are made so for one strip only (ParityJob::pp).
+  uint32_t strips = 0;
   for (uint32_t i = 0; i < k; i++) {
     if (op->ranges[i].empty()) continue;
     if (!(p.write_roles >> i & 1) || !op->ranges[i].covers(p.c0, p.c1)) return nullptr;
+    strips++;
   }
-  return payload_base(op, p.c1 - p.c0);  // row 0's place (make_entries)
+  if (strips != 1 && op->vol->codec().kind() != CodeKind::Xor) return nullptr;
+  return payload_base(op, p.c1 - p.c0);  // row r's at + r * (c1 - c0), as make_entries
 }
 
 // One entry per parity row the plan writes, its partial parity computed
@@ -153,7 +158,7 @@ static void make_entries(Op* op) {
     WriteCtx::PplRow& row = op->w.ppl_rows[op->w.ppl_nrows];
     row.row = r;
     row.member = member;  // whose log takes it
-    row.payload = base + size_t(L) * op->w.ppl_nrows;
+    row.payload = base + size_t(L) * r;  // row r's place, also where the update makes it
     row.len = L;
     row.sum = L ? partial_parity(op, e, r, row.payload) : 0;
     op->w.ppl_nrows++;

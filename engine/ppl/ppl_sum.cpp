@@ -258,6 +258,9 @@ __attribute__((target("avx512f"))) static inline uint32_t update_sum512(uint8_t*
   size_t i = 0;
   for (; i + 256 <= len; i += 256) {
     // Named registers, not arrays: GCC keeps __m512i arrays on the stack.
+    // Every load before the first store: the buffers lie multiples of 4 KiB
+    // apart, and a load behind a store to the same low 12 address bits
+    // waits for it (4K aliasing).
     __m512i t0 = _mm512_loadu_si512(parity + i), t1 = _mm512_loadu_si512(parity + i + 64),
             t2 = _mm512_loadu_si512(parity + i + 128), t3 = _mm512_loadu_si512(parity + i + 192);
     for (int s = 0; s < count; s++) {
@@ -266,10 +269,6 @@ __attribute__((target("avx512f"))) static inline uint32_t update_sum512(uint8_t*
       t2 = _mm512_xor_si512(t2, _mm512_loadu_si512(old[s] + i + 128));
       t3 = _mm512_xor_si512(t3, _mm512_loadu_si512(old[s] + i + 192));
     }
-    _mm512_storeu_si512(pp + i, t0);
-    _mm512_storeu_si512(pp + i + 64, t1);
-    _mm512_storeu_si512(pp + i + 128, t2);
-    _mm512_storeu_si512(pp + i + 192, t3);
     __m512i w0 = t0, w1 = t1, w2 = t2, w3 = t3;
     for (int s = 0; s < count; s++) {
       w0 = _mm512_xor_si512(w0, _mm512_loadu_si512(neu[s] + i));
@@ -277,6 +276,10 @@ __attribute__((target("avx512f"))) static inline uint32_t update_sum512(uint8_t*
       w2 = _mm512_xor_si512(w2, _mm512_loadu_si512(neu[s] + i + 128));
       w3 = _mm512_xor_si512(w3, _mm512_loadu_si512(neu[s] + i + 192));
     }
+    _mm512_storeu_si512(pp + i, t0);
+    _mm512_storeu_si512(pp + i + 64, t1);
+    _mm512_storeu_si512(pp + i + 128, t2);
+    _mm512_storeu_si512(pp + i + 192, t3);
     _mm512_storeu_si512(parity + i, w0);
     _mm512_storeu_si512(parity + i + 64, w1);
     _mm512_storeu_si512(parity + i + 128, w2);
@@ -286,9 +289,9 @@ __attribute__((target("avx512f"))) static inline uint32_t update_sum512(uint8_t*
   for (; i < len; i += 64) {
     __m512i t = _mm512_loadu_si512(parity + i);
     for (int s = 0; s < count; s++) t = _mm512_xor_si512(t, _mm512_loadu_si512(old[s] + i));
-    _mm512_storeu_si512(pp + i, t);
     __m512i w = t;
     for (int s = 0; s < count; s++) w = _mm512_xor_si512(w, _mm512_loadu_si512(neu[s] + i));
+    _mm512_storeu_si512(pp + i, t);
     _mm512_storeu_si512(parity + i, w);
     a = _mm512_add_epi64(a, t);
     b = _mm512_add_epi64(b, a);
@@ -331,6 +334,83 @@ __attribute__((target("avx512f,avx512bw"))) uint32_t ppl_mad_sum_avx512(uint8_t*
     b = _mm512_add_epi64(b, a);
   }
   return finish512(a, b, len);
+}
+
+// M rows fixed at compile time: tables and sums stay in registers. X0:
+// row 0's coefficients are all 1 (RAID 6's P), XOR without the multiply
+// (the multiplies bound this loop: two per GF row, old and new data).
+template <uint32_t M, bool X0>
+__attribute__((target("avx512f,avx512bw"))) static inline void update_mad_sum512(
+    uint32_t len, const uint8_t* tables, uint32_t row_stride, const uint8_t* old, const uint8_t* neu,
+    uint8_t* const* dst, uint8_t* pp, uint32_t* sums) {
+  __m512i lo_t[M], hi_t[M], a[M], b[M];
+  uint8_t* out[M];
+  uint8_t* part[M];
+#pragma GCC unroll 4
+  for (uint32_t r = 0; r < M; r++) {
+    const uint8_t* t = tables + size_t(r) * row_stride;
+    lo_t[r] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
+    hi_t[r] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + 16)));
+    a[r] = b[r] = _mm512_setzero_si512();
+    out[r] = dst[r];
+    part[r] = pp + size_t(r) * len;
+  }
+  const __m512i nib = _mm512_set1_epi8(0x0f);
+  for (uint32_t i = 0; i < len; i += 64) {
+    const __m512i o = _mm512_loadu_si512(old + i), n = _mm512_loadu_si512(neu + i);
+    const __m512i olo = _mm512_and_si512(o, nib), ohi = _mm512_and_si512(_mm512_srli_epi64(o, 4), nib);
+    const __m512i nlo = _mm512_and_si512(n, nib), nhi = _mm512_and_si512(_mm512_srli_epi64(n, 4), nib);
+    // Every row loaded before any store (4K aliasing: the rows and the
+    // partial parities lie multiples of 4 KiB apart).
+    __m512i p[M];
+#pragma GCC unroll 4
+    for (uint32_t r = 0; r < M; r++) p[r] = _mm512_loadu_si512(out[r] + i);
+#pragma GCC unroll 4
+    for (uint32_t r = 0; r < M; r++) {
+      const bool x = X0 && r == 0;
+      const __m512i t = _mm512_xor_si512(
+          p[r], x ? o : _mm512_xor_si512(_mm512_shuffle_epi8(lo_t[r], olo), _mm512_shuffle_epi8(hi_t[r], ohi)));
+      const __m512i w = _mm512_xor_si512(
+          t, x ? n : _mm512_xor_si512(_mm512_shuffle_epi8(lo_t[r], nlo), _mm512_shuffle_epi8(hi_t[r], nhi)));
+      _mm512_storeu_si512(part[r] + i, t);
+      _mm512_storeu_si512(out[r] + i, w);
+      a[r] = _mm512_add_epi64(a[r], t);
+      b[r] = _mm512_add_epi64(b[r], a[r]);
+    }
+  }
+#pragma GCC unroll 4
+  for (uint32_t r = 0; r < M; r++) sums[r] = finish512(a[r], b[r], len);
+}
+
+__attribute__((target("avx512f,avx512bw"))) void ppl_update_mad_sum_avx512(uint32_t len, uint32_t m,
+                                                                          const uint8_t* tables, uint32_t row_stride,
+                                                                          const uint8_t* old, const uint8_t* neu,
+                                                                          uint8_t* const* dst, uint8_t* pp,
+                                                                          uint32_t* sums) {
+  // Row 0 multiplies by 1 where its table is the identity's (low nibble
+  // products 0..15, high 0, 16, .., 240).
+  static constexpr uint8_t kOne[32] = {0,  1,  2,  3,  4,  5,  6,   7,   8,   9,   10,  11,  12,  13,  14,  15,
+                                       0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240};
+  const bool x0 = memcmp(tables, kOne, 32) == 0;
+  const auto run = [&]<uint32_t M>() {
+    if (x0) return update_mad_sum512<M, true>(len, tables, row_stride, old, neu, dst, pp, sums);
+    update_mad_sum512<M, false>(len, tables, row_stride, old, neu, dst, pp, sums);
+  };
+  switch (m) {
+    case 1: return run.template operator()<1>();
+    case 2: return run.template operator()<2>();
+    case 3: return run.template operator()<3>();
+    default: return run.template operator()<4>();
+  }
+}
+
+bool ppl_update_mad_sum(uint32_t len, uint32_t m, const uint8_t* tables, uint32_t row_stride, const uint8_t* old,
+                        const uint8_t* neu, uint8_t* const* dst, uint8_t* pp, uint32_t* sums) {
+  static const bool avx512bw = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  GPR_ASSERT(m >= 1 && m <= 4, "partial parity of %u rows in one pass (1 to 4)", m);
+  if (!avx512bw || len % 64) return false;
+  ppl_update_mad_sum_avx512(len, m, tables, row_stride, old, neu, dst, pp, sums);
+  return true;
 }
 
 bool ppl_mad_sum(uint8_t* dst, const uint8_t* base, const uint8_t* src, const uint8_t* table, size_t len,

@@ -37,6 +37,15 @@ uint32_t ppl_xor_sum(uint8_t* dst, const uint8_t* const* src, int n, size_t len)
 // of their time, measured on AMD EPYC (Zen 4).
 uint32_t ppl_update_xor_sum(uint8_t* parity, uint8_t* pp, const uint8_t* const* old, const uint8_t* const* neu, int n,
                             size_t len);
+// The same for a read-modify-write of one data strip of a GF code (RAID 6,
+// ec), every parity row r < m (m <= 4) in one pass: pp + r * len gets
+// dst[r] ^ c_r * old (that row's partial parity), dst[r] becomes that ^
+// c_r * neu (the new parity, in place), sums[r] its ppl_payload_sum.
+// tables: ISA-L's 32-byte multiply table of the strip's column for row 0,
+// row r's at tables + r * row_stride. len a multiple of 64; pp overlaps
+// nothing. false, doing nothing, on CPUs without AVX-512BW.
+bool ppl_update_mad_sum(uint32_t len, uint32_t m, const uint8_t* tables, uint32_t row_stride, const uint8_t* old,
+                        const uint8_t* neu, uint8_t* const* dst, uint8_t* pp, uint32_t* sums);
 // dst = base ^ c * src (GF(2^8); table: ISA-L's 32-byte multiply table of
 // c) and *sum its ppl_payload_sum, in one pass: a RAID 6 Q or ec row's
 // partial parity where one data strip was written. false, doing nothing,
@@ -59,6 +68,9 @@ uint32_t ppl_update_xor_sum_avx2(uint8_t* parity, uint8_t* pp, const uint8_t* co
                                  int n, size_t len);
 uint32_t ppl_update_xor_sum_avx512(uint8_t* parity, uint8_t* pp, const uint8_t* const* old,
                                    const uint8_t* const* neu, int n, size_t len);
+void ppl_update_mad_sum_avx512(uint32_t len, uint32_t m, const uint8_t* tables, uint32_t row_stride,
+                               const uint8_t* old, const uint8_t* neu, uint8_t* const* dst, uint8_t* pp,
+                               uint32_t* sums);
 uint32_t ppl_mad_sum_avx512(uint8_t* dst, const uint8_t* base, const uint8_t* src, const uint8_t* table, size_t len);
 
 }  // namespace gpuraid

@@ -159,3 +159,48 @@ TEST(PplSum, MultiplyAddAndSumInOnePass) {
     }
   }
 }
+
+// A RAID 6 / ec read-modify-write of one strip with every row's partial
+// parity in the same pass: each row as ISA-L's multiply-add makes the new
+// parity (row += c_r * (old ^ new)), each partial parity as row + c_r * old,
+// and their sums; for 1 to 4 rows of a real code's tables.
+TEST(PplSum, GfUpdateAndPartialParitiesInOnePass) {
+  if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW here: the update and the partial parities are made apart";
+  // Vandermonde: row 0 all ones (RAID 6's P, XORed without multiplies);
+  // Cauchy: every row multiplied.
+  for (bool vandermonde : {true, false})
+  for (int m = 1; m <= 4; m++) {
+    const int k = 6;
+    std::vector<uint8_t> matrix(size_t(k + m) * k), tables(size_t(32) * k * m);
+    if (vandermonde) gf_gen_rs_matrix(matrix.data(), k + m, k);
+    else gf_gen_cauchy1_matrix(matrix.data(), k + m, k);
+    ec_init_tables(k, m, matrix.data() + size_t(k) * k, tables.data());
+    for (int col : {0, 3, k - 1})
+      for (size_t len : {size_t(64), size_t(4096), size_t(65536)}) {
+        const std::vector<uint8_t> old = random_bytes(len, 300 + col + len), neu = random_bytes(len, 400 + col + len);
+        std::vector<std::vector<uint8_t>> rows, want_rows, want_pp;
+        for (int r = 0; r < m; r++) rows.push_back(random_bytes(len, 500 + r + len));
+        std::vector<uint8_t> delta(len);
+        for (size_t i = 0; i < len; i++) delta[i] = old[i] ^ neu[i];
+        for (int r = 0; r < m; r++) {
+          const uint8_t* t = tables.data() + size_t(32) * (size_t(r) * k + col);
+          want_rows.push_back(rows[r]);
+          gf_vect_mad(int(len), 1, 0, const_cast<uint8_t*>(t), delta.data(), want_rows.back().data());
+          want_pp.push_back(rows[r]);
+          gf_vect_mad(int(len), 1, 0, const_cast<uint8_t*>(t), const_cast<uint8_t*>(old.data()), want_pp.back().data());
+        }
+        std::vector<uint8_t*> dst;
+        for (auto& r : rows) dst.push_back(r.data());
+        std::vector<uint8_t> pp(len * m, 0xee);
+        uint32_t sums[4] = {};
+        ASSERT_TRUE(ppl_update_mad_sum(uint32_t(len), uint32_t(m), tables.data() + size_t(32) * col, uint32_t(32 * k),
+                                       old.data(), neu.data(), dst.data(), pp.data(), sums));
+        for (int r = 0; r < m; r++) {
+          EXPECT_EQ(rows[r], want_rows[r]) << "vandermonde=" << vandermonde << " m=" << m << " col=" << col << " row " << r << " len=" << len;
+          EXPECT_TRUE(std::equal(want_pp[r].begin(), want_pp[r].end(), pp.begin() + std::ptrdiff_t(len) * r))
+              << "partial parity, vandermonde=" << vandermonde << " m=" << m << " col=" << col << " row " << r;
+          EXPECT_EQ(sums[r], ppl_payload_sum_reference(want_pp[r].data(), len)) << "m=" << m << " row " << r;
+        }
+      }
+  }
+}
