@@ -2,7 +2,7 @@
 # The write-hole guard's and write-intent bitmap's cost, as a drive group
 # writes (both on) against both off, each cell one `gpuraid-bench
 # --guard-compare` invocation (2 reactors, QD 32 per reactor):
-#   bench/guard_cost.sh OUTDIR [RUNTIME_S] [RUNS]
+#   bench/guard_cost.sh OUTDIR [RUNTIME_S] [RUNS]   (GPURAID_BENCH: the bench binary)
 # RAID 5 7+1, RAID 6 8+2 and ec 8+3; 4 KiB random, 128 KiB and 1 MiB
 # sequential writes; mem drives (memory copies: the whole write path) and
 # null drives (no data moved: the engine's own CPU). Writes OUTDIR/*.json
@@ -13,7 +13,7 @@ out=${1:?OUTDIR}
 runtime=${2:-3}
 runs=${3:-2}
 mkdir -p "$out"
-bench=build/bin/gpuraid-bench
+bench=${GPURAID_BENCH:-build/bin/gpuraid-bench}  # another build's, to compare
 geoms=("5 8" "6 10" "ec 11 --parity 3")
 loads=("randwrite 4K" "write 128K" "write 1M")
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
