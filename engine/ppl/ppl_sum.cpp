@@ -176,6 +176,34 @@ __attribute__((target("avx512f"))) static inline uint32_t finish512(__m512i a, _
   return finish_lanes(Lanes(a), Lanes(b), len);
 }
 
+// Four 64-byte blocks a step, in named registers (GCC keeps __m512i
+// arrays on the stack): loaded from p, XORed with the blocks of src[from ..
+// count - 1] at i, stored to p.
+__attribute__((target("avx512f"), always_inline)) static inline void load4(const uint8_t* p, __m512i& w0, __m512i& w1,
+                                                                          __m512i& w2, __m512i& w3) {
+  w0 = _mm512_loadu_si512(p);
+  w1 = _mm512_loadu_si512(p + 64);
+  w2 = _mm512_loadu_si512(p + 128);
+  w3 = _mm512_loadu_si512(p + 192);
+}
+__attribute__((target("avx512f"), always_inline)) static inline void xor4(const uint8_t* const* src, int from, int count,
+                                                                         size_t i, __m512i& w0, __m512i& w1,
+                                                                         __m512i& w2, __m512i& w3) {
+  for (int s = from; s < count; s++) {
+    w0 = _mm512_xor_si512(w0, _mm512_loadu_si512(src[s] + i));
+    w1 = _mm512_xor_si512(w1, _mm512_loadu_si512(src[s] + i + 64));
+    w2 = _mm512_xor_si512(w2, _mm512_loadu_si512(src[s] + i + 128));
+    w3 = _mm512_xor_si512(w3, _mm512_loadu_si512(src[s] + i + 192));
+  }
+}
+__attribute__((target("avx512f"), always_inline)) static inline void store4(uint8_t* p, __m512i w0, __m512i w1,
+                                                                           __m512i w2, __m512i w3) {
+  _mm512_storeu_si512(p, w0);
+  _mm512_storeu_si512(p + 64, w1);
+  _mm512_storeu_si512(p + 128, w2);
+  _mm512_storeu_si512(p + 192, w3);
+}
+
 __attribute__((target("avx512f"))) uint32_t ppl_payload_sum_avx512(const uint8_t* p, size_t len) {
   __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
   size_t i = 0;
@@ -205,18 +233,10 @@ __attribute__((target("avx512f"))) static inline uint32_t xor_sum512(uint8_t* ds
   __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
   size_t i = 0;
   for (; i + 256 <= len; i += 256) {
-    __m512i w0 = _mm512_loadu_si512(src[0] + i), w1 = _mm512_loadu_si512(src[0] + i + 64),
-            w2 = _mm512_loadu_si512(src[0] + i + 128), w3 = _mm512_loadu_si512(src[0] + i + 192);
-    for (int s = 1; s < count; s++) {
-      w0 = _mm512_xor_si512(w0, _mm512_loadu_si512(src[s] + i));
-      w1 = _mm512_xor_si512(w1, _mm512_loadu_si512(src[s] + i + 64));
-      w2 = _mm512_xor_si512(w2, _mm512_loadu_si512(src[s] + i + 128));
-      w3 = _mm512_xor_si512(w3, _mm512_loadu_si512(src[s] + i + 192));
-    }
-    _mm512_storeu_si512(dst + i, w0);
-    _mm512_storeu_si512(dst + i + 64, w1);
-    _mm512_storeu_si512(dst + i + 128, w2);
-    _mm512_storeu_si512(dst + i + 192, w3);
+    __m512i w0, w1, w2, w3;
+    load4(src[0] + i, w0, w1, w2, w3);
+    xor4(src, 1, count, i, w0, w1, w2, w3);
+    store4(dst + i, w0, w1, w2, w3);
     sum4(w0, w1, w2, w3, a, b);
   }
   for (; i < len; i += 64) {
@@ -257,33 +277,16 @@ __attribute__((target("avx512f"))) static inline uint32_t update_sum512(uint8_t*
   __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
   size_t i = 0;
   for (; i + 256 <= len; i += 256) {
-    // Named registers, not arrays: GCC keeps __m512i arrays on the stack.
     // Every load before the first store: the buffers lie multiples of 4 KiB
     // apart, and a load behind a store to the same low 12 address bits
     // waits for it (4K aliasing).
-    __m512i t0 = _mm512_loadu_si512(parity + i), t1 = _mm512_loadu_si512(parity + i + 64),
-            t2 = _mm512_loadu_si512(parity + i + 128), t3 = _mm512_loadu_si512(parity + i + 192);
-    for (int s = 0; s < count; s++) {
-      t0 = _mm512_xor_si512(t0, _mm512_loadu_si512(old[s] + i));
-      t1 = _mm512_xor_si512(t1, _mm512_loadu_si512(old[s] + i + 64));
-      t2 = _mm512_xor_si512(t2, _mm512_loadu_si512(old[s] + i + 128));
-      t3 = _mm512_xor_si512(t3, _mm512_loadu_si512(old[s] + i + 192));
-    }
+    __m512i t0, t1, t2, t3;
+    load4(parity + i, t0, t1, t2, t3);
+    xor4(old, 0, count, i, t0, t1, t2, t3);
     __m512i w0 = t0, w1 = t1, w2 = t2, w3 = t3;
-    for (int s = 0; s < count; s++) {
-      w0 = _mm512_xor_si512(w0, _mm512_loadu_si512(neu[s] + i));
-      w1 = _mm512_xor_si512(w1, _mm512_loadu_si512(neu[s] + i + 64));
-      w2 = _mm512_xor_si512(w2, _mm512_loadu_si512(neu[s] + i + 128));
-      w3 = _mm512_xor_si512(w3, _mm512_loadu_si512(neu[s] + i + 192));
-    }
-    _mm512_storeu_si512(pp + i, t0);
-    _mm512_storeu_si512(pp + i + 64, t1);
-    _mm512_storeu_si512(pp + i + 128, t2);
-    _mm512_storeu_si512(pp + i + 192, t3);
-    _mm512_storeu_si512(parity + i, w0);
-    _mm512_storeu_si512(parity + i + 64, w1);
-    _mm512_storeu_si512(parity + i + 128, w2);
-    _mm512_storeu_si512(parity + i + 192, w3);
+    xor4(neu, 0, count, i, w0, w1, w2, w3);
+    store4(pp + i, t0, t1, t2, t3);
+    store4(parity + i, w0, w1, w2, w3);
     sum4(t0, t1, t2, t3, a, b);
   }
   for (; i < len; i += 64) {
