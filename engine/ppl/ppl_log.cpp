@@ -96,8 +96,8 @@ struct alignas(64) PplLog::PerReactor {
   std::vector<Batch*> written;  // (log lock) waiting for a flush round
   std::vector<Batch*> round;    // the flush round in flight covers these
   // Written batches that need no flush (no member with a volatile cache):
-  // durable, told to the rings at this reactor's next lock (its next batch,
-  // or a flush task when another's batch waits for room), one lock a turn.
+  // durable, told to the rings at this reactor's queued issue of its open
+  // batch (batch_written says when), so most turns lock the log once.
   std::vector<Batch*> settled;
   uint32_t flush_pending = 0;
   bool flushing = false;
@@ -431,10 +431,13 @@ void PplLog::batch_written(Batch* b) {
   b->flush_mask = volatile_members;
   PerReactor& pr = *reactors_[b->reactor];
   if (!volatile_members) {
-    // Durable already: the rings learn it under this reactor's next lock
-    // (issue_open), or now when a batch waits for room.
+    // Durable already: the rings learn it under this reactor's next lock,
+    // where that is sure to come: an open batch's issue is queued on this
+    // reactor (its writes wait for it, so whoever polls them runs it). Else
+    // now, as when a batch waits for room: a reactor that nobody polls any
+    // more must not keep pieces other reactors' batches wait behind.
     pr.settled.push_back(b);
-    if (pressure_.load(std::memory_order_relaxed)) settle(pr);
+    if (!pr.issue_queued || pressure_.load(std::memory_order_relaxed)) settle(pr);
     return;
   }
   lock();

@@ -15,8 +15,8 @@
 // its batch protects is durable: after a flush of the members those writes
 // went to, batched across many batches and issued when the ring fills, or
 // where no member has a volatile write cache (Drive::volatile_cache) at
-// once, told to the rings under the reactor's next lock of the log (its
-// next batch's, so one lock a turn; at once when a batch waits for room).
+// once, told to the rings under the lock the reactor's queued issue of its
+// open batch takes anyway (else at once).
 // A batch with no room waits (its writes queued, nothing polls) and asks
 // every reactor to flush.
 #pragma once
