@@ -254,10 +254,9 @@ void PplLog::join(Op* op) {
 void PplLog::issue_open(PerReactor& pr) {
   Batch* b = pr.open;
   pr.open = nullptr;
-  if (!b) return;
-  if (b->ops.empty()) {  // nothing joined after all
-    pr.spare.push_back(b);
-    return;
+  if (!b || b->ops.empty()) {  // gone already (full, issued in its turn), or nothing joined after all
+    if (b) pr.spare.push_back(b);
+    return settle(pr);  // what batch_written left for this issue
   }
   const uint32_t k = vol_.geometry().data_strips();
   if (b->out_store.size() < size_t(__builtin_popcountll(b->members))) b->out_store.resize(__builtin_popcountll(b->members));

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "engine/clock.h"
 #include "engine/group/superblock.h"
 #include "engine/ppl/ppl_log.h"
 #include "engine/planner.h"
@@ -869,4 +870,62 @@ TEST(WriteHoleGuard, EntryHeaderFormats) {
   EXPECT_EQ(d.seq, 42u);
   v1[3000] ^= 1;  // covered by the old crc
   EXPECT_FALSE(decode_ppl_header(v1.data(), 65536, &d));
+}
+
+// Drives with no volatile cache (mem): a batch's room is free once its
+// writes complete, told to the rings under the reactor's next lock of the
+// log only where an issue of its open batch is queued. A reactor whose
+// poller stopped (a writer thread that ended) must not keep pieces that the
+// other reactor's batches, wrapping around the ring, wait behind: with its
+// last batch kept back, this test's second writer waits for ever.
+TEST(WriteHoleGuard, AReactorNobodyPollsKeepsNoRoomBack) {
+  ArrayOptions o;
+  o.level = Level::R5;
+  o.members = 4;
+  o.reactors = 2;
+  o.member_bytes = 8u << 20;
+  o.data_offset = 1u << 20;  // the log area below the data
+  TestArray a(o);
+  Volume& v = a.vol();
+  ASSERT_FALSE(v.member(0)->volatile_cache()) << "mem drives: no flush makes their writes durable";
+  PplLayout l;
+  l.offset = 0;
+  l.slot_bytes = o.strip + 4096;
+  l.slots = 8;  // about 550 KiB a member: a lap every few dozen 4 KiB writes
+  PplLog log(v, l, std::array<uint8_t, 16>{7}, 1);
+  v.ppl = &log;
+  struct Detach {  // before the log goes, also when an assertion ends the test
+    Volume& v;
+    ~Detach() { v.ppl = nullptr; }
+  } detach{v};
+  const uint64_t sdb = v.geometry().stripe_data_bytes();
+  const uint64_t stripes = v.geometry().stripes();
+  AlignedBuf buf(4096);
+  fill_random(buf.data(), buf.size(), 11);
+  // Writes on reactor `r`, polled by this thread until they are done or
+  // the deadline passes: read-modify-writes of one block, eight stripes in
+  // flight at a time (no two on one stripe: each its own entry).
+  auto write_on = [&](uint32_t r, uint64_t first, uint64_t n, double seconds) {
+    const double deadline = mono_ns() / 1e9 + seconds;
+    for (uint64_t at = 0; at < n; at += 8) {
+      std::vector<Pending> p(std::min<uint64_t>(8, n - at));
+      for (uint64_t i = 0; i < p.size(); i++) {
+        const uint64_t w = first + at + i;
+        submit_write(v, a.reactor(r), p[i], (w % stripes) * sdb + 4096 * (w % 7), 4096, buf.data());
+      }
+      while (!std::all_of(p.begin(), p.end(), [](const Pending& x) { return x.done; })) {
+        if (mono_ns() / 1e9 > deadline) return false;
+        a.reactor(r).poll(true, 10);
+      }
+      for (const Pending& x : p) EXPECT_EQ(x.q.result, 0);
+    }
+    return true;
+  };
+  ASSERT_TRUE(write_on(1, 0, 5, 30)) << "reactor 1's writes";
+  // Reactor 1 is polled no more. Reactor 0's writes go around every ring
+  // several times: past reactor 1's pieces each lap.
+  ASSERT_TRUE(write_on(0, 5, 2000, 30)) << "reactor 0's writes wait for room that reactor 1 keeps";
+  EXPECT_EQ(log.logged_writes(), 2005u);
+  EXPECT_EQ(log.waits(), 0u) << "a batch waited for room on drives that need no flush";
+  ASSERT_TRUE(log.shutdown());
 }
