@@ -318,19 +318,38 @@ uint32_t ppl_update_xor_sum(uint8_t* parity, uint8_t* pp, const uint8_t* const* 
   return fn(parity, pp, old, neu, n, len);
 }
 
-// dst = base ^ c * src through ISA-L's 32-byte table of c (the low
-// nibble's 16 products, then the high nibble's), summed in the same pass.
+// GF(2^8) multiplies by a constant c through ISA-L's 32-byte table of c (the
+// low nibble's 16 products, then the high nibble's), 64 bytes at a time:
+// the table in every 128-bit lane (vpshufb looks up within its lane), the
+// bytes split into nibbles once for every row that multiplies them.
+struct GfTable512 {
+  __m512i lo, hi;
+};
+struct Nibbles512 {
+  __m512i lo, hi;
+};
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline GfTable512 gf_table512(const uint8_t* t) {
+  return {_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t))),
+          _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + 16)))};
+}
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline Nibbles512 nibbles512(__m512i x) {
+  const __m512i nib = _mm512_set1_epi8(0x0f);
+  return {_mm512_and_si512(x, nib), _mm512_and_si512(_mm512_srli_epi64(x, 4), nib)};
+}
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline __m512i gf_mul512(const GfTable512& t,
+                                                                                          const Nibbles512& x) {
+  return _mm512_xor_si512(_mm512_shuffle_epi8(t.lo, x.lo), _mm512_shuffle_epi8(t.hi, x.hi));
+}
+
+// dst = base ^ c * src through ISA-L's 32-byte table of c, summed in the
+// same pass.
 __attribute__((target("avx512f,avx512bw"))) uint32_t ppl_mad_sum_avx512(uint8_t* dst, const uint8_t* base,
                                                                         const uint8_t* src, const uint8_t* table,
                                                                         size_t len) {
-  const __m512i lo_t = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table)));
-  const __m512i hi_t = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16)));
-  const __m512i nib = _mm512_set1_epi8(0x0f);
+  const GfTable512 t = gf_table512(table);
   __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
   for (size_t i = 0; i < len; i += 64) {
-    const __m512i d = _mm512_loadu_si512(src + i);
-    const __m512i prod = _mm512_xor_si512(_mm512_shuffle_epi8(lo_t, _mm512_and_si512(d, nib)),
-                                          _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi64(d, 4), nib)));
+    const __m512i prod = gf_mul512(t, nibbles512(_mm512_loadu_si512(src + i)));
     const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(base + i), prod);
     _mm512_storeu_si512(dst + i, w);
     a = _mm512_add_epi64(a, w);
@@ -346,23 +365,20 @@ template <uint32_t M, bool X0>
 __attribute__((target("avx512f,avx512bw"))) static inline void update_mad_sum512(
     uint32_t len, const uint8_t* tables, uint32_t row_stride, const uint8_t* old, const uint8_t* neu,
     uint8_t* const* dst, uint8_t* pp, uint32_t* sums) {
-  __m512i lo_t[M], hi_t[M], a[M], b[M];
+  GfTable512 t[M];
+  __m512i a[M], b[M];
   uint8_t* out[M];
   uint8_t* part[M];
 #pragma GCC unroll 4
   for (uint32_t r = 0; r < M; r++) {
-    const uint8_t* t = tables + size_t(r) * row_stride;
-    lo_t[r] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
-    hi_t[r] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + 16)));
+    t[r] = gf_table512(tables + size_t(r) * row_stride);
     a[r] = b[r] = _mm512_setzero_si512();
     out[r] = dst[r];
     part[r] = pp + size_t(r) * len;
   }
-  const __m512i nib = _mm512_set1_epi8(0x0f);
   for (uint32_t i = 0; i < len; i += 64) {
     const __m512i o = _mm512_loadu_si512(old + i), n = _mm512_loadu_si512(neu + i);
-    const __m512i olo = _mm512_and_si512(o, nib), ohi = _mm512_and_si512(_mm512_srli_epi64(o, 4), nib);
-    const __m512i nlo = _mm512_and_si512(n, nib), nhi = _mm512_and_si512(_mm512_srli_epi64(n, 4), nib);
+    const Nibbles512 on = nibbles512(o), nn = nibbles512(n);
     // Every row loaded before any store (4K aliasing: the rows and the
     // partial parities lie multiples of 4 KiB apart).
     __m512i p[M];
@@ -371,13 +387,11 @@ __attribute__((target("avx512f,avx512bw"))) static inline void update_mad_sum512
 #pragma GCC unroll 4
     for (uint32_t r = 0; r < M; r++) {
       const bool x = X0 && r == 0;
-      const __m512i t = _mm512_xor_si512(
-          p[r], x ? o : _mm512_xor_si512(_mm512_shuffle_epi8(lo_t[r], olo), _mm512_shuffle_epi8(hi_t[r], ohi)));
-      const __m512i w = _mm512_xor_si512(
-          t, x ? n : _mm512_xor_si512(_mm512_shuffle_epi8(lo_t[r], nlo), _mm512_shuffle_epi8(hi_t[r], nhi)));
-      _mm512_storeu_si512(part[r] + i, t);
+      const __m512i q = _mm512_xor_si512(p[r], x ? o : gf_mul512(t[r], on));
+      const __m512i w = _mm512_xor_si512(q, x ? n : gf_mul512(t[r], nn));
+      _mm512_storeu_si512(part[r] + i, q);
       _mm512_storeu_si512(out[r] + i, w);
-      a[r] = _mm512_add_epi64(a[r], t);
+      a[r] = _mm512_add_epi64(a[r], q);
       b[r] = _mm512_add_epi64(b[r], a[r]);
     }
   }
