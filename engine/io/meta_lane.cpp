@@ -1,8 +1,10 @@
 #include "engine/io/meta_lane.h"
 
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +70,10 @@ struct MetaLane::State {
   Ticket running;
   bool stuck = false;  // a caller gave up on `running`
   bool started = false, ended = false;
+  // The thread's id, and whether it is inside a request's I/O: what a
+  // caller whose time ran out looks at before it calls the lane stuck.
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> in_io{false};
   std::thread thread;
   ~State() {
     if (target.fd >= 0) close(target.fd);
@@ -99,6 +105,7 @@ uint64_t MetaLane::deadline_after(uint64_t timeout_ns) {
 
 void MetaLane::loop(std::shared_ptr<State> s) {
   set_thread_name("gpuraid-meta");
+  s->tid.store(gettid(), std::memory_order_release);
   std::unique_lock<std::mutex> l(s->mu);
   for (;;) {
     s->cv.wait(l, [&] { return s->stopping || !s->queue.empty(); });
@@ -107,7 +114,9 @@ void MetaLane::loop(std::shared_ptr<State> s) {
     s->queue.pop_front();
     Job& j = *s->running;
     l.unlock();
+    s->in_io.store(true, std::memory_order_release);
     const int res = s->stopping ? -ECANCELED : j.fn(s->target, j.buf);
+    s->in_io.store(false, std::memory_order_release);
     l.lock();
     j.res = res;
     j.done = true;
@@ -149,10 +158,44 @@ MetaLane::Ticket MetaLane::submit(Fn fn, size_t len, const void* in) {
   return j;
 }
 
+// Whether thread tid of this process is runnable (state R in
+// /proc/self/task/TID/stat): waiting for a CPU, not for a device.
+static bool runnable(pid_t tid) {
+  if (tid <= 0) return false;
+  char path[64], line[512];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", int(tid));
+  FILE* f = fopen(path, "re");
+  if (!f) return false;
+  const size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = 0;
+  const char* p = strrchr(line, ')');  // the name may hold spaces and parentheses
+  return p && p[1] == ' ' && p[2] == 'R';
+}
+
+bool MetaLane::waiting_for_device() const {
+  return s_->in_io.load(std::memory_order_acquire) && !runnable(s_->tid.load(std::memory_order_acquire));
+}
+
 int MetaLane::wait(const Ticket& t, uint64_t deadline_ns, void* out, size_t out_len) {
   std::unique_lock<std::mutex> l(s_->mu);
+  const uint64_t entered = mono_ns();
+  const uint64_t limit = deadline_ns > entered ? deadline_ns - entered : 0;
+  uint64_t grace_end = 0;
   while (!t->done) {
     const uint64_t now = mono_ns();
+    if (now >= deadline_ns && !waiting_for_device()) {
+      // Time ran out while the lane was not in the device: the process (or
+      // the lane's thread) was kept from running (a stopped or throttled
+      // daemon, an overloaded host), or the lane is back and wants its
+      // lock. That is no hung member: look again every 5 ms, for at most
+      // one limit more.
+      if (!grace_end) grace_end = now + std::max<uint64_t>(limit, 5'000'000);
+      if (now < grace_end) {
+        deadline_ns = std::min(grace_end, now + 5'000'000);
+        continue;
+      }
+    }
     if (now >= deadline_ns) {
       // Given up: the lane is stuck while this request (or the one before
       // it) is in the kernel; a queued one is dropped.
