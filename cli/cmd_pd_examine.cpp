@@ -59,7 +59,8 @@ std::string flag_words(uint32_t f) {
   const std::pair<uint32_t, const char*> names[] = {{kFlagClean, "clean"},
                                                     {kFlagInitialized, "initialized"},
                                                     {kFlagWriteHoleGuard, "write-hole-guard"},
-                                                    {kFlagResyncPending, "resync-pending"}};
+                                                    {kFlagResyncPending, "resync-pending"},
+                                                    {kFlagRoomStale, "room-copies-stale"}};
   for (const auto& [bit, name] : names)
     if (f & bit) s += (s.empty() ? "" : ",") + std::string(name);
   return s.empty() ? "-" : s;

@@ -496,14 +496,22 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     const uint64_t cp = im.sb.slots[room_leaving].rebuild_checkpoint / g.strip_bytes;
     // After a clean stop the checkpoint is the copy's last (the background
     // work stopped before it was persisted, no write came after): the
-    // room's copies past it are current. After a crash they may not be.
-    if (!grp->volume_->start_copy_back(uint32_t(room_leaving), im.drives[room_leaving].get(), cp, !unclean, err))
+    // room's copies past it are as current as that run had them. After a
+    // crash they may not be, and from then on they are not (the writes
+    // past the checkpoint went to parity only): the flag keeps that across
+    // clean stops until the copy ends. (Without it a clean stop after a
+    // crash trusted them: crash_test --copy-back read a block's old copy.)
+    const bool stale = unclean || (top.flags & kFlagRoomStale);
+    if (!grp->volume_->start_copy_back(uint32_t(room_leaving), im.drives[room_leaving].get(), cp, !stale, err))
       return nullptr;
+    if (stale) im.sb.flags |= kFlagRoomStale;  // written with the start's superblocks below
     im.persisted_rebuild_cp = cp;
     im.copy_back = true;
     notes.push_back("copy-back of member " + std::to_string(room_leaving) + " out of the distributed spare room resumes at " +
                     std::to_string(cp * 100 / std::max<uint64_t>(1, g.stripes())) + "%" +
-                    (unclean ? " (after an unclean stop the room's copies past it are read around until it passes them)" : ""));
+                    (stale ? std::string(" (") + (unclean ? "after an unclean stop" : "since an earlier unclean stop") +
+                                 " the room's copies past it are read around until it passes them)"
+                           : ""));
   } else if (rebuilding >= 0) {
     const uint64_t cp = im.sb.slots[rebuilding].rebuild_checkpoint / g.strip_bytes;
     if (!grp->volume_->start_rebuild(uint32_t(rebuilding), im.drives[rebuilding].get(), cp, err)) return nullptr;

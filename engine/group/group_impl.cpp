@@ -40,6 +40,7 @@ Group::Impl::Persisted Group::Impl::persist_locked() {
   // Again after dropping a spare, so that no superblock lists it; members
   // that failed are left to the volume (after_persist). Ends: each round
   // that goes again removes a spare.
+  if (!sb.copying_back()) sb.flags &= ~uint32_t(kFlagRoomStale);  // the copy-back it was about ended
   for (bool again = true; again;) {
     again = false;
     sb.generation++;

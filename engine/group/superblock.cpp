@@ -214,6 +214,7 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
   }
   if (s.members == 0 || s.members > kMaxMembers || s.slot >= kMaxSlots || s.data_offset < kMetadataBytes)
     return DecodeResult::Malformed;
+  if ((s.flags & kFlagRoomStale) && s.version < 6) return DecodeResult::Malformed;
   const bool guard = s.flags & kFlagWriteHoleGuard;
   if (guard != (s.version >= 2 && s.ppl_slots != 0) || (s.ppl_format && !guard) ||
       (guard && (s.ppl_offset % 4096 || s.ppl_slot_bytes != 4096ull + s.strip_bytes ||

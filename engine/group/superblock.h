@@ -25,7 +25,9 @@ namespace gpuraid {
 // such groups' superblocks are version 4.
 // 5: a declustered group's member is being copied back out of the room (a
 // slot "rebuilding" with a room place); only while that runs.
-constexpr uint32_t kSuperblockVersion = 5;
+// 6: such a copy-back whose room copies past its checkpoint are stale
+// (kFlagRoomStale); a gpuraid that knows only 5 would trust them.
+constexpr uint32_t kSuperblockVersion = 6;
 constexpr uint32_t kSuperblockBytes = 4096;
 constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};  // copy A, copy B
 constexpr uint64_t kBitmapOffset = 64 * 1024;         // write-intent bitmap
@@ -63,6 +65,12 @@ enum SuperblockFlags : uint32_t {
   // log holds nothing to replay. Never set with kFlagClean; a reader that
   // does not know the bit sees an unclean stop (replay, resync: safe).
   kFlagResyncPending = 1u << 3,
+  // Version 6: the copy-back running (a rebuilding slot with a room place)
+  // was resumed after an unclean stop, so the room's copies past its
+  // checkpoint are stale (writes past it went to parity only): every later
+  // start reads around them too, clean stop or not, until the copy passes
+  // them. Cleared when no copy-back runs (Group::Impl::persist_locked).
+  kFlagRoomStale = 1u << 4,
 };
 
 struct Superblock {
@@ -95,7 +103,7 @@ struct Superblock {
 
   // The version this superblock is written as (at least `version`).
   uint32_t format_version() const {
-    if (declustered.data) return copying_back() ? 5 : 4;  // back to 4 when the copy-back ends
+    if (declustered.data) return copying_back() ? (flags & kFlagRoomStale ? 6 : 5) : 4;  // back to 4 when it ends
     return std::max<uint32_t>(version, ppl_format >= 3 ? 3 : subgroups > 1 || ppl_slots ? 2 : 1);
   }
   bool copying_back() const {

@@ -330,6 +330,19 @@ int main(int argc, char** argv) {
               "the unfinished round's\n",
               k, (unsigned long long)b, (unsigned long long)st, role, v.geometry().data_member(st, role));
       failures++;
+      // What it holds instead: an older write read back (a stale copy), or
+      // bytes no round wrote.
+      const auto exp = it == model.end() ? std::make_pair(uint64_t(0), 0u) : it->second;
+      fprintf(stderr, "  expected: round %llu write %u (the last confirmed round: %llu)\n",
+              (unsigned long long)exp.first, exp.second, (unsigned long long)last);
+      bool known = false;
+      for (uint64_t rr = 0; rr <= last + 1; rr++)
+        for (uint32_t j = 0; j < kWritesPerRound; j++) {
+          pattern(alt.data(), seed, rr, j, b);
+          if (memcmp(all.data() + b * 4096, alt.data(), 4096) == 0)
+            known = true, fprintf(stderr, "  holds: round %llu write %u\n", (unsigned long long)rr, j);
+        }
+      if (!known) fprintf(stderr, "  holds: bytes no round wrote\n");
     }
     // Take the unfinished round's outcome into the model as it landed.
     for (uint32_t j = 0; j < kWritesPerRound; j++) {

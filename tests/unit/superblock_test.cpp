@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <isa-l/crc.h>
 
 #include <cstring>
 
@@ -172,4 +173,31 @@ TEST(Superblock, ACopyBackIsVersion5WhileItRuns) {
   EXPECT_EQ(buf[8], 4) << "back to version 4 once no member is being copied back";
   ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
   EXPECT_EQ(back.version, 4u);
+}
+
+// Version 6: a copy-back whose room copies past its checkpoint are stale
+// (resumed after an unclean stop) says so in flag bit 4; a gpuraid that
+// knows only 5 refuses it rather than trust those copies. The flag in a
+// superblock below version 6 is malformed.
+TEST(Superblock, ACopyBackWithStaleRoomCopiesIsVersion6) {
+  Superblock sb = sample(), back;
+  sb.level = Level::DR6;
+  sb.members = 12;
+  sb.parity = 2;
+  sb.declustered = {3, 2};
+  sb.slot = 0;
+  sb.slots = {};
+  for (uint32_t s = 0; s < 12; s++) sb.slots[s] = Slot{new_uuid(), SlotState::Active, 0};
+  sb.slots[9] = Slot{new_uuid(), SlotState::Rebuilding, 5 * 65536, 1};
+  sb.flags |= kFlagRoomStale;
+  uint8_t buf[kSuperblockBytes];
+  encode_superblock(sb, buf);
+  EXPECT_EQ(buf[8], 6);
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_TRUE(back.flags & kFlagRoomStale);
+  EXPECT_EQ(back.version, 6u);
+  buf[8] = 5;  // as if written by a version-5 gpuraid: it has no such flag
+  const uint32_t crc = crc32_iscsi(buf, kSuperblockBytes - 4, 0xffffffffu);  // the block's own (little-endian)
+  memcpy(buf + kSuperblockBytes - 4, &crc, 4);
+  EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::Malformed);
 }
