@@ -146,11 +146,9 @@ TEST(Superblock, Version3CarriesTheLogFormatAndFloor) {
   EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::Malformed);
 }
 
-// A declustered group is version 4; while a member is copied back out of
-// its distributed spare room (a rebuilding slot with a room place) version
-// 5, which an older gpuraid refuses rather than misread; 4 again after.
-TEST(Superblock, ACopyBackIsVersion5WhileItRuns) {
-  Superblock sb = sample(), back;
+// A draid6 of 12 members of 3+2, every slot active.
+static Superblock declustered_sample() {
+  Superblock sb = sample();
   sb.level = Level::DR6;
   sb.members = 12;
   sb.parity = 2;
@@ -158,6 +156,14 @@ TEST(Superblock, ACopyBackIsVersion5WhileItRuns) {
   sb.slot = 0;
   sb.slots = {};
   for (uint32_t s = 0; s < 12; s++) sb.slots[s] = Slot{new_uuid(), SlotState::Active, 0};
+  return sb;
+}
+
+// A declustered group is version 4; while a member is copied back out of
+// its distributed spare room (a rebuilding slot with a room place) version
+// 5, which an older gpuraid refuses rather than misread; 4 again after.
+TEST(Superblock, ACopyBackIsVersion5WhileItRuns) {
+  Superblock sb = declustered_sample(), back;
   sb.slots[3] = Slot{new_uuid(), SlotState::Failed, sb.member_data_bytes * sb.row_stripes(), 1};
   sb.slots[9] = Slot{new_uuid(), SlotState::Rebuilding, 5 * 65536, 2};
   uint8_t buf[kSuperblockBytes];
@@ -180,14 +186,7 @@ TEST(Superblock, ACopyBackIsVersion5WhileItRuns) {
 // knows only 5 refuses it rather than trust those copies. The flag in a
 // superblock below version 6 is malformed.
 TEST(Superblock, ACopyBackWithStaleRoomCopiesIsVersion6) {
-  Superblock sb = sample(), back;
-  sb.level = Level::DR6;
-  sb.members = 12;
-  sb.parity = 2;
-  sb.declustered = {3, 2};
-  sb.slot = 0;
-  sb.slots = {};
-  for (uint32_t s = 0; s < 12; s++) sb.slots[s] = Slot{new_uuid(), SlotState::Active, 0};
+  Superblock sb = declustered_sample(), back;
   sb.slots[9] = Slot{new_uuid(), SlotState::Rebuilding, 5 * 65536, 1};
   sb.flags |= kFlagRoomStale;
   uint8_t buf[kSuperblockBytes];
