@@ -190,7 +190,7 @@ int MetaLane::wait(const Ticket& t, uint64_t deadline_ns, void* out, size_t out_
       // daemon, an overloaded host), or the lane is back and wants its
       // lock. That is no hung member: look again every 5 ms, for at most
       // one limit more.
-      if (!grace_end) grace_end = now + std::max<uint64_t>(limit, 5'000'000);
+      if (!grace_end) grace_end = now + std::min(std::max<uint64_t>(limit, 5'000'000), UINT64_MAX - now);
       if (now < grace_end) {
         deadline_ns = std::min(grace_end, now + 5'000'000);
         continue;
