@@ -49,7 +49,6 @@ bool Group::Impl::start_copy_back(uint32_t member, std::unique_ptr<Drive> d, boo
     // The room keeps its place until the copy-back ends; "rebuilding" with
     // a place is the copy-back (format version 5).
     sb.slots[member] = Slot{new_uuid(), SlotState::Rebuilding, 0, old.room};
-    sb.flags &= ~uint32_t(kFlagRoomStale);  // started live: the room's copies are current
     retired.push_back(std::move(drives[member]));
     drives[member] = std::move(d);
     p = persist_locked();
