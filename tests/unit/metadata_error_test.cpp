@@ -207,6 +207,8 @@ TEST(MetadataErrors, ARebuildingMemberThatCannotFlushForItsCheckpointFails) {
   ASSERT_TRUE(g->fail_member(1, &err));
   g->set_rebuild_rate(4u << 20);  // several checkpoints before the end
   ASSERT_TRUE(g->replace_member(1, rig.open(4), false, &err)) << err;
+  // Not the first failure's event (fail_member above): this one's.
+  rig.clear_events();
   v.member(1)->faults().arm(FaultInjector::kFailSyncFlushes);  // the new drive
   // The event goes out once the failure is on disk (it takes effect in memory first).
   ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::MemberFailed); }, 20)) << "the failed flush went unnoticed";
