@@ -130,7 +130,7 @@ static void submit_job(Op* op, ParityOp kind) {
       j.src_idx[j.nsrc++] = uint8_t(i);
     }
   }
-  j.pp = kind == ParityOp::Update ? ppl_fused_target(op) : nullptr;
+  if (kind != ParityOp::Update || !ppl_fused_targets(op, j.pp)) j.pp[0] = nullptr;
   j.pp_made = false;
   j.done = compute_done;
   j.ctx = op;

@@ -113,8 +113,8 @@ class CpuBackend final : public ParityBackend {
     if (c.kind() == CodeKind::Xor) {
       // With the write-hole guard's partial parity (old parity and old
       // data, ParityJob::pp) made and summed in the same pass.
-      if (j->pp && j->len % 64 == 0) {
-        j->pp_sum[0] = ppl_update_xor_sum(j->dst[0], j->pp, j->src, j->src2, int(j->nsrc), j->len);
+      if (j->pp[0] && j->len % 64 == 0) {
+        j->pp_sum[0] = ppl_update_xor_sum(j->dst[0], j->pp[0], j->src, j->src2, int(j->nsrc), j->len);
         j->pp_made = true;
         return 0;
       }
@@ -131,7 +131,7 @@ class CpuBackend final : public ParityBackend {
     }
     // One strip with the write-hole guard's partial parities: made and
     // summed in the update's pass.
-    if (j->pp && j->nsrc == 1 &&
+    if (j->pp[0] && j->nsrc == 1 &&
         ppl_update_mad_sum(j->len, m, c.parity_tables() + size_t(32) * j->src_idx[0], 32 * k, j->src[0],
                            j->src2[0], j->dst, j->pp, j->pp_sum)) {
       j->pp_made = true;

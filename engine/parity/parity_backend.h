@@ -51,16 +51,20 @@ struct ParityJob {
   uint8_t* dst[kMaxMembers];
   uint8_t src_idx[kMaxMembers];  // Update: data column; Recover: survivor row
   uint8_t dst_idx[kMaxMembers];  // Recover: erased row (0..k+m-1)
-  // Update, optional: where the write-hole guard wants the write's partial
-  // parity of every row r, dst[r] ^ (row r over the old data of the
-  // written strips): the row over the strips the write leaves alone, at
-  // pp + r * len (m rows, overlapping no other buffer). A backend that
-  // makes them in the update's own pass (the CPU one: RAID 5 always, GF
-  // codes for one written strip on AVX-512BW) fills them and pp_sum[r]
-  // (ppl_payload_sum) and sets pp_made; otherwise pp_made stays false and
-  // the guard computes them after (engine/ppl/ppl_stage.cpp). The caller
-  // sets pp and pp_made before every submit.
-  uint8_t* pp = nullptr;
+  // Update, optional (pp[0] null: not wanted): where the write-hole guard
+  // wants the write's partial parity of every row r, dst[r] ^ (row r over
+  // the old data of the written strips): the row over the strips the
+  // write leaves alone, at pp[r] (len bytes each). pp[0] may be src[0]:
+  // the old data is dead once the update has read it, and writing there
+  // hits lines the pass has just loaded (a buffer of its own cost every
+  // line's fetch); a backend reads each block of the old data before it
+  // writes that block's partial parity. The others overlap no buffer. A
+  // backend that makes them in the update's own pass (the CPU one: RAID 5
+  // always, GF codes for one written strip on AVX-512BW) fills them and
+  // pp_sum[r] (ppl_payload_sum) and sets pp_made; otherwise pp_made stays
+  // false and the guard computes them after (engine/ppl/ppl_stage.cpp).
+  // The caller sets pp and pp_made before every submit.
+  uint8_t* pp[kMaxParity] = {};
   uint32_t pp_sum[kMaxParity] = {};
   bool pp_made = false;
   // Results.

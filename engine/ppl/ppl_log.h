@@ -125,11 +125,11 @@ class PplLog {
 // writes, then runs next(op). A member whose log write fails is failed (and
 // no longer written); past redundancy fail(op, -EIO).
 void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int));
-// Before a read-modify-write's parity job: the buffer the job may make the
-// write's partial parities in (ParityJob::pp), or nullptr when they need
-// more than old parity + old data (no guard, partial strips, a strip not
-// written, several strips of a GF code).
-uint8_t* ppl_fused_target(Op* op);
+// Before a read-modify-write's parity job: where the job may make the
+// write's partial parities (ParityJob::pp, one per parity row), or false
+// when they need more than old parity + old data (no guard, partial
+// strips, a strip not written, several strips of a GF code).
+bool ppl_fused_targets(Op* op, uint8_t** pp);
 // From the op's end (after its writes or failure): its batch may retire.
 void ppl_release(Op* op);
 // Called by PplLog once the op's batch is on disk (or its log writes failed).

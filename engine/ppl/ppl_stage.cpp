@@ -10,8 +10,12 @@
 // cache. (A read-modify-write has the same bytes before it, old parity +
 // old data; made there in a pass of its own it paid the first touch of
 // both: slower, measured.) A read-modify-write gets them from the update's
-// own pass where the backend makes them (ParityJob::pp, ppl_fused_target):
-// the CPU's, for RAID 5 and for one strip of RAID 6 / ec on AVX-512BW.
+// own pass where the backend makes them (ParityJob::pp, ppl_fused_targets):
+// the CPU's, for RAID 5 and for one strip of RAID 6 / ec on AVX-512BW. Row
+// 0's then goes over the old data it was made from (dead after the update,
+// and in the cache: a buffer of its own cost a fetch of every line it
+// wrote, a seventh of the guard's cost on RAID 5, measured), and the log
+// writes it from there.
 #include <isa-l/erasure_code.h>
 
 #include <algorithm>
@@ -52,8 +56,8 @@ static bool covers_all(const PplEntry& e) {
 // makes and sums it; otherwise the ranges that span it, then the partial
 // ones, then the sum. Other rows multiply-add per range.
 static uint32_t partial_parity(Op* op, const PplEntry& e, uint32_t r, uint8_t* pp) {
-  // Made with the parity update (ppl_fused_target), in its place.
-  if (op->job.pp_made && op->job.pp + size_t(e.c1 - e.c0) * r == pp) return op->job.pp_sum[r];
+  // Made with the parity update (ppl_fused_targets), in its place.
+  if (op->job.pp_made && op->job.pp[r] == pp) return op->job.pp_sum[r];
   uint8_t* const* data = op->w.nd;
   const Codec& c = op->vol->codec();
   const uint32_t k = e.k, L = e.c1 - e.c0;
@@ -105,23 +109,31 @@ static uint8_t* payload_base(Op* op, uint32_t L) {
   return reinterpret_cast<uint8_t*>((uintptr_t(op->w.ppl_mem.data()) + 4095) & ~uintptr_t(4095));
 }
 
-uint8_t* ppl_fused_target(Op* op) {
-  if (!op->vol->ppl) return nullptr;
+bool ppl_fused_targets(Op* op, uint8_t** pp) {
+  if (!op->vol->ppl) return false;
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
   const WritePlan& p = op->w.plan;
-  if (!(p.write_roles >> k)) return nullptr;  // no parity member written: no entry
+  if (!(p.write_roles >> k)) return false;  // no parity member written: no entry
   // The entries' written ranges must be the update's strips, each over all
   // of [c0, c1) (make_entries leaves out strips not written); a GF code's
   // rows are made so for one strip only (ParityJob::pp).
-  uint32_t strips = 0;
+  uint32_t strips = 0, first = k;
   for (uint32_t i = 0; i < k; i++) {
     if (op->ranges[i].empty()) continue;
-    if (!(p.write_roles >> i & 1) || !op->ranges[i].covers(p.c0, p.c1)) return nullptr;
-    strips++;
+    if (!(p.write_roles >> i & 1) || !op->ranges[i].covers(p.c0, p.c1)) return false;
+    if (!strips++) first = i;
   }
-  if (strips != 1 && op->vol->codec().kind() != CodeKind::Xor) return nullptr;
-  return payload_base(op, p.c1 - p.c0);  // row r's at + r * (c1 - c0), as make_entries
+  if (strips != 1 && op->vol->codec().kind() != CodeKind::Xor) return false;
+  // Row 0 over the first written strip's old data (ParityJob::pp), the
+  // others in the op's own buffer.
+  const uint32_t L = p.c1 - p.c0;
+  pp[0] = op->rd[first];
+  if (g.parity > 1) {
+    uint8_t* base = payload_base(op, L);
+    for (uint32_t r = 1; r < g.parity; r++) pp[r] = base + size_t(L) * r;
+  }
+  return true;
 }
 
 // One entry per parity row the plan writes, its partial parity computed
@@ -142,7 +154,8 @@ static void make_entries(Op* op) {
   for (uint32_t i = 0; i < k; i++) e.ranges[i] = (p.write_roles >> i & 1) ? op->ranges[i] : StripRange{};
   if (covers_all(e)) e.flags |= kPplZeroPayload;
   const uint32_t L = (e.flags & kPplZeroPayload) ? 0 : p.c1 - p.c0;
-  uint8_t* base = payload_base(op, L);
+  // Where the update made them, or row r's place in the op's own buffer.
+  uint8_t* base = L && !op->job.pp_made ? payload_base(op, L) : nullptr;
   for (uint32_t r = 0; r < g.parity; r++) {
     if (!(p.write_roles >> (k + r) & 1)) continue;
     // A parity member in the distributed spare room has no log area of its
@@ -158,7 +171,7 @@ static void make_entries(Op* op) {
     WriteCtx::PplRow& row = op->w.ppl_rows[op->w.ppl_nrows];
     row.row = r;
     row.member = member;  // whose log takes it
-    row.payload = base + size_t(L) * r;  // row r's place, also where the update makes it
+    row.payload = !L ? nullptr : base ? base + size_t(L) * r : op->job.pp[r];
     row.len = L;
     row.sum = L ? partial_parity(op, e, r, row.payload) : 0;
     op->w.ppl_nrows++;

@@ -364,7 +364,7 @@ __attribute__((target("avx512f,avx512bw"))) uint32_t ppl_mad_sum_avx512(uint8_t*
 template <uint32_t M, bool X0>
 __attribute__((target("avx512f,avx512bw"))) static inline void update_mad_sum512(
     uint32_t len, const uint8_t* tables, uint32_t row_stride, const uint8_t* old, const uint8_t* neu,
-    uint8_t* const* dst, uint8_t* pp, uint32_t* sums) {
+    uint8_t* const* dst, uint8_t* const* pp, uint32_t* sums) {
   GfTable512 t[M];
   __m512i a[M], b[M];
   uint8_t* out[M];
@@ -374,9 +374,10 @@ __attribute__((target("avx512f,avx512bw"))) static inline void update_mad_sum512
     t[r] = gf_table512(tables + size_t(r) * row_stride);
     a[r] = b[r] = _mm512_setzero_si512();
     out[r] = dst[r];
-    part[r] = pp + size_t(r) * len;
+    part[r] = pp[r];
   }
   for (uint32_t i = 0; i < len; i += 64) {
+    // old before any store: pp[0] may be old.
     const __m512i o = _mm512_loadu_si512(old + i), n = _mm512_loadu_si512(neu + i);
     const Nibbles512 on = nibbles512(o), nn = nibbles512(n);
     // Every row loaded before any store (4K aliasing: the rows and the
@@ -402,7 +403,7 @@ __attribute__((target("avx512f,avx512bw"))) static inline void update_mad_sum512
 __attribute__((target("avx512f,avx512bw"))) void ppl_update_mad_sum_avx512(uint32_t len, uint32_t m,
                                                                           const uint8_t* tables, uint32_t row_stride,
                                                                           const uint8_t* old, const uint8_t* neu,
-                                                                          uint8_t* const* dst, uint8_t* pp,
+                                                                          uint8_t* const* dst, uint8_t* const* pp,
                                                                           uint32_t* sums) {
   // Row 0 multiplies by 1 where its table is the identity's (low nibble
   // products 0..15, high 0, 16, .., 240).
@@ -422,7 +423,7 @@ __attribute__((target("avx512f,avx512bw"))) void ppl_update_mad_sum_avx512(uint3
 }
 
 bool ppl_update_mad_sum(uint32_t len, uint32_t m, const uint8_t* tables, uint32_t row_stride, const uint8_t* old,
-                        const uint8_t* neu, uint8_t* const* dst, uint8_t* pp, uint32_t* sums) {
+                        const uint8_t* neu, uint8_t* const* dst, uint8_t* const* pp, uint32_t* sums) {
   static const bool avx512bw = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
   GPR_ASSERT(m >= 1 && m <= 4, "partial parity of %u rows in one pass (1 to 4)", m);
   if (!avx512bw || len % 64) return false;

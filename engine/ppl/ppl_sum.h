@@ -31,21 +31,23 @@ uint32_t ppl_xor_sum(uint8_t* dst, const uint8_t* const* src, int n, size_t len)
 // position, t = parity ^ old[0] ^ ... ^ old[n-1] goes to pp (the partial
 // parity: the row over the strips the write leaves alone), then parity =
 // t ^ neu[0] ^ ... ^ neu[n-1] (the new parity, in place, cached stores);
-// returns ppl_payload_sum(pp, len). n >= 1, len a multiple of 64; pp
-// overlaps nothing. Two passes (the update, then the partial parity from
+// returns ppl_payload_sum(pp, len). n >= 1, len a multiple of 64; pp is
+// old[0] or overlaps nothing (each block is read before pp's is written).
+// Two passes (the update, then the partial parity from
 // the new parity and data) read the parity and the new data twice: a fifth
 // of their time, measured on AMD EPYC (Zen 4).
 uint32_t ppl_update_xor_sum(uint8_t* parity, uint8_t* pp, const uint8_t* const* old, const uint8_t* const* neu, int n,
                             size_t len);
 // The same for a read-modify-write of one data strip of a GF code (RAID 6,
-// ec), every parity row r < m (m <= 4) in one pass: pp + r * len gets
+// ec), every parity row r < m (m <= 4) in one pass: pp[r] gets
 // dst[r] ^ c_r * old (that row's partial parity), dst[r] becomes that ^
 // c_r * neu (the new parity, in place), sums[r] its ppl_payload_sum.
 // tables: ISA-L's 32-byte multiply table of the strip's column for row 0,
-// row r's at tables + r * row_stride. len a multiple of 64; pp overlaps
-// nothing. false, doing nothing, on CPUs without AVX-512BW.
+// row r's at tables + r * row_stride. len a multiple of 64; pp[0] is old
+// or overlaps nothing, the other pp[r] overlap nothing. false, doing
+// nothing, on CPUs without AVX-512BW.
 bool ppl_update_mad_sum(uint32_t len, uint32_t m, const uint8_t* tables, uint32_t row_stride, const uint8_t* old,
-                        const uint8_t* neu, uint8_t* const* dst, uint8_t* pp, uint32_t* sums);
+                        const uint8_t* neu, uint8_t* const* dst, uint8_t* const* pp, uint32_t* sums);
 // dst = base ^ c * src (GF(2^8); table: ISA-L's 32-byte multiply table of
 // c) and *sum its ppl_payload_sum, in one pass: a RAID 6 Q or ec row's
 // partial parity where one data strip was written. false, doing nothing,
@@ -69,7 +71,7 @@ uint32_t ppl_update_xor_sum_avx2(uint8_t* parity, uint8_t* pp, const uint8_t* co
 uint32_t ppl_update_xor_sum_avx512(uint8_t* parity, uint8_t* pp, const uint8_t* const* old,
                                    const uint8_t* const* neu, int n, size_t len);
 void ppl_update_mad_sum_avx512(uint32_t len, uint32_t m, const uint8_t* tables, uint32_t row_stride,
-                               const uint8_t* old, const uint8_t* neu, uint8_t* const* dst, uint8_t* pp,
+                               const uint8_t* old, const uint8_t* neu, uint8_t* const* dst, uint8_t* const* pp,
                                uint32_t* sums);
 uint32_t ppl_mad_sum_avx512(uint8_t* dst, const uint8_t* base, const uint8_t* src, const uint8_t* table, size_t len);
 

@@ -105,7 +105,9 @@ TEST(PplSum, XorAndSumInOnePass) {
 
 // A RAID 5 read-modify-write with its partial parity in the same pass:
 // the new parity as the update makes it (parity ^ old ^ new), the partial
-// parity as old parity ^ old data, and that one's sum.
+// parity as old parity ^ old data, and that one's sum; the partial parity
+// in a buffer of its own and over the first strip's old data (the engine's
+// place for it: ParityJob::pp).
 TEST(PplSum, UpdateAndPartialParityInOnePass) {
   for (int n : {1, 2, 5}) {
     for (size_t len : {size_t(64), size_t(4096), size_t(65536 + 192)}) {
@@ -136,6 +138,13 @@ TEST(PplSum, UpdateAndPartialParityInOnePass) {
         EXPECT_EQ(f(p.data(), pp.data(), po.data(), pn.data(), n, len), sum) << n << " strips, " << len;
         EXPECT_EQ(pp, want_pp) << n << " strips, " << len;
         EXPECT_EQ(p, want_parity) << n << " strips, " << len;
+        std::vector<uint8_t> in_place = old[0];
+        std::vector<const uint8_t*> po2 = po;
+        po2[0] = in_place.data();
+        p = parity;
+        EXPECT_EQ(f(p.data(), in_place.data(), po2.data(), pn.data(), n, len), sum) << "in place, " << n << " strips";
+        EXPECT_EQ(in_place, want_pp) << "in place, " << n << " strips, " << len;
+        EXPECT_EQ(p, want_parity) << "in place, " << n << " strips, " << len;
       }
     }
   }
@@ -163,7 +172,8 @@ TEST(PplSum, MultiplyAddAndSumInOnePass) {
 // A RAID 6 / ec read-modify-write of one strip with every row's partial
 // parity in the same pass: each row as ISA-L's multiply-add makes the new
 // parity (row += c_r * (old ^ new)), each partial parity as row + c_r * old,
-// and their sums; for 1 to 4 rows of a real code's tables.
+// and their sums; for 1 to 4 rows of a real code's tables, row 0's partial
+// parity apart and over the old data (the engine's place for it).
 TEST(PplSum, GfUpdateAndPartialParitiesInOnePass) {
   if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW here: the update and the partial parities are made apart";
   // Vandermonde: row 0 all ones (RAID 6's P, XORed without multiplies);
@@ -189,17 +199,25 @@ TEST(PplSum, GfUpdateAndPartialParitiesInOnePass) {
           want_pp.push_back(rows[r]);
           gf_vect_mad(int(len), 1, 0, const_cast<uint8_t*>(t), const_cast<uint8_t*>(old.data()), want_pp.back().data());
         }
-        std::vector<uint8_t*> dst;
-        for (auto& r : rows) dst.push_back(r.data());
-        std::vector<uint8_t> pp(len * m, 0xee);
-        uint32_t sums[4] = {};
-        ASSERT_TRUE(ppl_update_mad_sum(uint32_t(len), uint32_t(m), tables.data() + size_t(32) * col, uint32_t(32 * k),
-                                       old.data(), neu.data(), dst.data(), pp.data(), sums));
-        for (int r = 0; r < m; r++) {
-          EXPECT_EQ(rows[r], want_rows[r]) << "vandermonde=" << vandermonde << " m=" << m << " col=" << col << " row " << r << " len=" << len;
-          EXPECT_TRUE(std::equal(want_pp[r].begin(), want_pp[r].end(), pp.begin() + std::ptrdiff_t(len) * r))
-              << "partial parity, vandermonde=" << vandermonde << " m=" << m << " col=" << col << " row " << r;
-          EXPECT_EQ(sums[r], ppl_payload_sum_reference(want_pp[r].data(), len)) << "m=" << m << " row " << r;
+        for (bool in_place : {false, true}) {
+          std::vector<std::vector<uint8_t>> out_rows = rows;
+          std::vector<uint8_t*> dst;
+          for (auto& r : out_rows) dst.push_back(r.data());
+          std::vector<uint8_t> pp(len * m, 0xee), old_copy = old;
+          std::vector<uint8_t*> pps;
+          for (int r = 0; r < m; r++) pps.push_back(pp.data() + len * r);
+          if (in_place) pps[0] = old_copy.data();
+          uint32_t sums[4] = {};
+          ASSERT_TRUE(ppl_update_mad_sum(uint32_t(len), uint32_t(m), tables.data() + size_t(32) * col,
+                                         uint32_t(32 * k), old_copy.data(), neu.data(), dst.data(), pps.data(), sums));
+          for (int r = 0; r < m; r++) {
+            EXPECT_EQ(out_rows[r], want_rows[r]) << "vandermonde=" << vandermonde << " m=" << m << " col=" << col
+                                                 << " row " << r << " len=" << len << " in place " << in_place;
+            EXPECT_TRUE(std::equal(want_pp[r].begin(), want_pp[r].end(), pps[r]))
+                << "partial parity, vandermonde=" << vandermonde << " m=" << m << " col=" << col << " row " << r
+                << " in place " << in_place;
+            EXPECT_EQ(sums[r], ppl_payload_sum_reference(want_pp[r].data(), len)) << "m=" << m << " row " << r;
+          }
         }
       }
   }
