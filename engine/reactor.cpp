@@ -574,6 +574,8 @@ bool Reactor::poll(bool block, int timeout_ms) {
 
 bool Reactor::turn(bool block, int timeout_ms) {
   turn_ns_ = now_ns();
+  reaped_last_turn_ = reaped_this_turn_;
+  reaped_this_turn_ = 0;
   bool work = false;
   work |= drain_inbox();
   work |= run_deferred();
@@ -658,6 +660,7 @@ unsigned Reactor::reap_cq(bool hold) {
     }
     auto* io = static_cast<MemberIo*>(io_uring_cqe_get_data(cqe));
     ring_member_ios_--;
+    reaped_this_turn_++;
     if (io->merged_next) {
       complete_merged(io, cqe->res);  // never in lockstep (hold)
     } else if (hold) {

@@ -147,6 +147,9 @@ class Reactor {
   // its pollers stopped); false, doing nothing, when one does.
   bool poll_if_idle();
   uint64_t in_flight() const { return in_flight_; }
+  // Member I/O completions the previous turn reaped: how busy the reactor
+  // is (many: more are coming at once; few: it waits on its drives).
+  uint32_t member_completions_last_turn() const { return reaped_last_turn_; }
 
   // Lockstep, for deterministic tests (EngineConfig::lockstep): each poll()
   // waits for every member I/O it has in the ring and completes them in the
@@ -241,6 +244,7 @@ class Reactor {
   std::vector<MemberIo*> plug_head_, plug_tail_, plug_heads_;
   uint64_t in_flight_ = 0;
   uint64_t ring_member_ios_ = 0;      // member I/Os prepared into the ring, not yet reaped
+  uint32_t reaped_this_turn_ = 0, reaped_last_turn_ = 0;  // member completions
   uint64_t next_seq_ = 0;
   uint32_t pending_sqes_ = 0;
   bool lockstep_ = false;

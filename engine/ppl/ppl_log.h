@@ -4,9 +4,10 @@
 //
 // Batched, as md's io_unit: a reactor gathers the entries of every stripe
 // write that reaches the log stage in one turn into one batch, issued at
-// the start of its next turn as one piece per member (one header, then the
-// partial parities, one vectored write with FUA); the writes go on once
-// every piece of their batch is on disk.
+// the start of its next turn (a busy reactor's small batch: the turn after,
+// with the writes that turn brings; kHoldBelowOps) as one piece per member
+// (one header, then the partial parities, one vectored write with FUA); the
+// writes go on once every piece of their batch is on disk.
 //
 // Each member's log area is a ring of pieces, allocated in order under one
 // lock (all reactors share it: a member's pieces are in write order, so a

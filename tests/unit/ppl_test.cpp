@@ -929,3 +929,67 @@ TEST(WriteHoleGuard, AReactorNobodyPollsKeepsNoRoomBack) {
   EXPECT_EQ(log.waits(), 0u) << "a batch waited for room on drives that need no flush";
   ASSERT_TRUE(log.shutdown());
 }
+
+// A busy reactor's batch waits one turn more for the writes whose reads
+// complete in it (kHoldBelowOps); a write alone goes at once. Lockstep:
+// each turn completes every member I/O in the ring, so which turn a write
+// joins in is fixed. One-block read-modify-writes (two reads each) on
+// stripes of their own.
+TEST(WriteHoleGuard, ABusyReactorsBatchWaitsOneTurnForTheNextWrites) {
+  ArrayOptions o;
+  o.level = Level::R5;
+  o.members = 4;
+  o.member_bytes = 8u << 20;
+  o.data_offset = 1u << 20;  // the log area below the data
+  o.lockstep = true;
+  TestArray a(o);
+  Volume& v = a.vol();
+  PplLayout l;
+  l.offset = 0;
+  l.slot_bytes = o.strip + 4096;
+  l.slots = 8;
+  PplLog log(v, l, std::array<uint8_t, 16>{9}, 1);
+  v.ppl = &log;
+  struct Detach {  // before the log goes, also when an assertion ends the test
+    Volume& v;
+    ~Detach() { v.ppl = nullptr; }
+  } detach{v};
+  const uint64_t sdb = v.geometry().stripe_data_bytes();
+  AlignedBuf buf(4096);
+  fill_random(buf.data(), buf.size(), 12);
+  Reactor& r = a.reactor();
+  std::vector<Pending> p(17);
+  auto wave = [&](size_t first, size_t n) {
+    for (size_t i = first; i < first + n; i++) submit_write(v, r, p[i], i * sdb, 4096, buf.data());
+  };
+  auto all_done = [&](size_t first, size_t n) {  // polls until they are (at most 1000 turns)
+    for (int turns = 0; turns < 1000; turns++) {
+      if (std::all_of(p.begin() + std::ptrdiff_t(first), p.begin() + std::ptrdiff_t(first + n),
+                      [](const Pending& x) { return x.done; }))
+        return true;
+      r.poll();
+    }
+    return false;
+  };
+
+  // Queue depth 1: the lone write's batch goes in the turn after its reads.
+  wave(16, 1);
+  r.poll();  // its reads; the write joins a batch
+  r.poll();  // the batch goes
+  EXPECT_EQ(log.batches(), 1u) << "a write alone was kept waiting a turn";
+  ASSERT_TRUE(all_done(16, 1));
+  EXPECT_EQ(p[16].q.result, 0);
+
+  // Eight writes, sixteen reads completed in one turn: the batch waits a
+  // turn, and the next eight writes' reads complete in it.
+  const uint64_t batches0 = log.batches();
+  wave(0, 8);
+  r.poll();  // 16 reads complete; 8 writes join the open batch
+  wave(8, 8);
+  r.poll();  // the batch is held; the next 8 writes' reads complete and they join it
+  ASSERT_TRUE(all_done(0, 16));
+  for (size_t i = 0; i < 16; i++) EXPECT_EQ(p[i].q.result, 0) << i;
+  EXPECT_EQ(log.batches() - batches0, 1u) << "writes one turn apart on a busy reactor were logged apart";
+  EXPECT_EQ(log.logged_writes(), 17u);
+  ASSERT_TRUE(log.shutdown());
+}
