@@ -43,7 +43,21 @@ uint32_t ppl_batch_header_bytes(uint32_t n, uint32_t k) {
 
 bool is_ppl_batch_header(const uint8_t* in) { return memcmp(in, kMagicV3, 8) == 0; }
 
-void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntryRef* e, uint8_t* out) {
+uint32_t ppl_batch_entry_bytes(uint32_t k) { return uint32_t(batch_entry_bytes(k)); }
+
+void encode_ppl_batch_entry(const PplEntryRef& e, uint32_t k, uint8_t* p) {
+  const PplEntry& w = *e.write;
+  put64(p, w.stripe);
+  put32(p + 8, w.c0);
+  put32(p + 12, w.c1);
+  put32(p + 16, e.row);
+  put32(p + 20, w.flags);
+  put32(p + 24, e.payload_crc);
+  put32(p + 28, e.payload_off);
+  memcpy(p + 32, w.ranges, 8 * size_t(k));
+}
+
+void seal_ppl_batch_header(const PplBatchHeader& h, uint8_t* out) {
   const size_t used = kPplBatchFixedBytes + h.entries * batch_entry_bytes(h.k);
   memcpy(out, kMagicV3, 8);
   memcpy(out + 8, h.group.data(), 16);
@@ -54,20 +68,21 @@ void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntryRef* e, uint
   put32(out + 44, h.total_bytes);
   memset(out + 48, 0, 16);
   for (uint32_t n = 0; n < h.entries; n++) {
-    uint8_t* p = out + kPplBatchFixedBytes + n * batch_entry_bytes(h.k);
-    const PplEntry& w = *e[n].write;
-    put64(p, w.stripe);
-    put32(p + 8, w.c0);
-    put32(p + 12, w.c1);
-    put32(p + 16, e[n].row);
-    put32(p + 20, w.flags);
-    put32(p + 24, e[n].payload_crc);
-    put32(p + 28, e[n].payload_off);
-    memcpy(p + 32, w.ranges, 8 * size_t(h.k));
+    uint8_t* off = out + kPplBatchFixedBytes + n * batch_entry_bytes(h.k) + 28;
+    put32(off, get32(off) + h.header_bytes);
   }
   // The bytes after those in use stay as they are (the caller's buffer may
   // hold an older header there): the crc covers only what is in use.
   put32(out + h.header_bytes - 4, ppl_crc(out, used));
+}
+
+void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntryRef* e, uint8_t* out) {
+  for (uint32_t n = 0; n < h.entries; n++) {
+    PplEntryRef x = e[n];
+    x.payload_off -= h.header_bytes;  // the seal adds it back
+    encode_ppl_batch_entry(x, h.k, out + kPplBatchFixedBytes + n * batch_entry_bytes(h.k));
+  }
+  seal_ppl_batch_header(h, out);
 }
 
 bool decode_ppl_batch_header(const uint8_t* in, size_t avail, uint32_t strip_bytes, PplBatchHeader* h,

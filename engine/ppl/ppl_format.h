@@ -81,6 +81,15 @@ struct PplEntryRef {
 };
 // Writes h.header_bytes bytes (h.entries of e[]; their seq is h.seq).
 void encode_ppl_batch_header(const PplBatchHeader& h, const PplEntryRef* e, uint8_t* out);
+// The same built in two steps, as the log does (ppl_log.cpp: each entry
+// encoded as its write joins the batch, while the write's fields are in the
+// cache; the header's size is known only once the batch closes): entry n's
+// bytes at out + kPplBatchFixedBytes + n * ppl_batch_entry_bytes(k), its
+// payload_off counted from the header's end; then the seal writes the fixed
+// part, makes the offsets count from the piece's start and adds the crc.
+uint32_t ppl_batch_entry_bytes(uint32_t k);
+void encode_ppl_batch_entry(const PplEntryRef& e, uint32_t k, uint8_t* out);
+void seal_ppl_batch_header(const PplBatchHeader& h, uint8_t* out);
 bool is_ppl_batch_header(const uint8_t* in);
 // in holds avail bytes from the header's start; false when it is no whole,
 // valid batch header (magic, bounds, crc) or needs more bytes than avail

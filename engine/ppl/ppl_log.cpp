@@ -53,10 +53,28 @@ struct PplLog::Batch {
     uint32_t entries = 0;
     uint32_t header_bytes = 0;
     uint64_t bytes = 0, off = 0;
-    std::vector<PplEntryRef> e;
-    std::vector<iovec> iov;
+    std::vector<iovec> iov;  // a piece over the ring's end: all of it, for split_iov
+  };
+  // One member's piece as its writes join: the header, each entry encoded
+  // in it at once (while the write's fields are in the cache: made at
+  // issue, reading every op again was most of write_pieces' time; payload
+  // offsets from the header's end until the seal), and the payloads.
+  struct Staged {
     std::unique_ptr<uint8_t, FreeDeleter> header;
-    size_t header_cap = 0;
+    size_t cap = 0;          // bytes allocated at header
+    size_t entry_bytes = 0;  // in use after the fixed part
+    std::vector<iovec> payloads;
+
+    // Room for a header of `need` bytes (a multiple of 4 KiB), the entries
+    // kept: rare, a 4 KiB header holds dozens of entries.
+    void grow(size_t need) {
+      const size_t n = std::max(need, 2 * cap);
+      std::unique_ptr<uint8_t, FreeDeleter> h(static_cast<uint8_t*>(aligned_alloc(4096, n)));
+      GPR_ASSERT(h, "write-hole log: out of memory for a batch header");
+      if (entry_bytes) memcpy(h.get() + kPplBatchFixedBytes, header.get() + kPplBatchFixedBytes, entry_bytes);
+      header = std::move(h);
+      cap = n;
+    }
   };
   PplLog* log = nullptr;
   uint32_t reactor = 0;
@@ -64,6 +82,7 @@ struct PplLog::Batch {
   uint32_t count[kMaxMembers] = {};    // entries per member
   uint64_t payload[kMaxMembers] = {};  // payload bytes per member
   uint64_t members = 0;                // members with a piece
+  Staged staged[kMaxMembers];
   std::vector<Out> out_store;  // grows, never shrinks: its buffers are kept
   uint32_t nouts = 0;
   std::span<Out> outs() { return std::span<Out>(out_store.data(), nouts); }
@@ -79,8 +98,11 @@ struct PplLog::Batch {
   void reset() {
     ops.clear();
     for (uint64_t m = members; m; m &= m - 1) {
-      count[__builtin_ctzll(m)] = 0;
-      payload[__builtin_ctzll(m)] = 0;
+      const uint32_t i = uint32_t(__builtin_ctzll(m));
+      count[i] = 0;
+      payload[i] = 0;
+      staged[i].entry_bytes = 0;
+      staged[i].payloads.clear();
     }
     members = 0;
     seq = 0;
@@ -250,8 +272,16 @@ void PplLog::join(Op* op) {
   if (pr.open && !fits(pr.open, op)) issue_open(pr);  // full: it goes now, a new one opens
   if (!pr.open) pr.open = take_batch(pr);
   Batch* b = pr.open;
+  const uint32_t k = vol_.geometry().data_strips(), entry_bytes = ppl_batch_entry_bytes(k);
   for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
     const WriteCtx::PplRow& row = op->w.ppl_rows[i];
+    Batch::Staged& s = b->staged[row.member];
+    const size_t need = ppl_batch_header_bytes(b->count[row.member] + 1, k);
+    if (s.cap < need) s.grow(need);
+    encode_ppl_batch_entry(PplEntryRef{&op->w.ppl_entry, row.row, row.sum, uint32_t(b->payload[row.member])}, k,
+                           s.header.get() + kPplBatchFixedBytes + s.entry_bytes);
+    s.entry_bytes += entry_bytes;
+    if (row.len) s.payloads.push_back(iovec{row.payload, row.len});
     b->count[row.member]++;
     b->payload[row.member] += row.len;
     b->members |= 1ull << row.member;
@@ -334,30 +364,6 @@ bool PplLog::place(Batch* b) {
 void PplLog::write_pieces(Batch* b) {
   Reactor& r = vol_.engine().reactor(b->reactor);
   const uint32_t k = vol_.geometry().data_strips();
-  uint8_t out_of[kMaxMembers];  // member -> its piece in b->outs
-  uint32_t at[kMaxMembers];     // where the next payload goes in that piece
-  for (size_t n = 0; n < b->nouts; n++) {
-    Batch::Out& o = b->out_store[n];
-    out_of[o.member] = uint8_t(n);
-    at[n] = o.header_bytes;
-    o.e.clear();
-    o.iov.clear();
-    if (o.header_cap < o.header_bytes) {
-      o.header.reset(static_cast<uint8_t*>(aligned_alloc(4096, o.header_bytes)));
-      GPR_ASSERT(o.header, "write-hole log: out of memory for a batch header");
-      o.header_cap = o.header_bytes;
-    }
-    o.iov.push_back(iovec{o.header.get(), o.header_bytes});
-  }
-  for (Op* op : b->ops)
-    for (uint32_t i = 0; i < op->w.ppl_nrows; i++) {
-      const WriteCtx::PplRow& row = op->w.ppl_rows[i];
-      const size_t n = out_of[row.member];
-      Batch::Out& o = b->out_store[n];
-      o.e.push_back(PplEntryRef{&op->w.ppl_entry, row.row, row.sum, at[n]});
-      if (row.len) o.iov.push_back(iovec{row.payload, row.len});
-      at[n] += row.len;
-    }
   for (Batch::Out& o : b->outs()) {
     PplBatchHeader h;
     h.group = group_;
@@ -366,7 +372,7 @@ void PplLog::write_pieces(Batch* b) {
     h.entries = o.entries;
     h.header_bytes = o.header_bytes;
     h.total_bytes = uint32_t(o.bytes);
-    encode_ppl_batch_header(h, o.e.data(), o.header.get());
+    seal_ppl_batch_header(h, b->staged[o.member].header.get());
   }
   // A piece past the area's end is two writes: up to the end, and the rest
   // from the area's start (both 4 KiB multiples).
@@ -388,9 +394,13 @@ void PplLog::write_pieces(Batch* b) {
       io->len = uint32_t(part ? o.bytes - first : first);
       io->buf = nullptr;
       io->iov.clear();
+      const Batch::Staged& s = b->staged[o.member];
       if (first == o.bytes) {
-        io->iov.assign(o.iov.begin(), o.iov.end());
+        io->iov.push_back(iovec{s.header.get(), o.header_bytes});
+        io->iov.insert(io->iov.end(), s.payloads.begin(), s.payloads.end());
       } else {
+        o.iov.assign(1, iovec{s.header.get(), o.header_bytes});
+        o.iov.insert(o.iov.end(), s.payloads.begin(), s.payloads.end());
         split_iov(o.iov, first, part, &io->iov);
       }
       io->dsync = true;
