@@ -468,6 +468,27 @@ struct Pending {
   bool done = false;
 };
 
+// A write-hole log of eight slots at the start of a volume's members (below
+// the test array's data_offset of 1 MiB), the volume's for the test's
+// lifetime; taken back before the log goes, also when an assertion ends
+// the test.
+struct AttachedLog {
+  static PplLayout layout(uint32_t strip) {
+    PplLayout l;
+    l.offset = 0;
+    l.slot_bytes = strip + 4096;
+    l.slots = 8;
+    return l;
+  }
+  AttachedLog(Volume& vol, uint32_t strip, uint8_t id)
+      : v(vol), log(vol, layout(strip), std::array<uint8_t, 16>{id}, 1) {
+    v.ppl = &log;
+  }
+  ~AttachedLog() { v.ppl = nullptr; }
+  Volume& v;
+  PplLog log;
+};
+
 void submit_write(Volume& v, Reactor& r, Pending& p, uint64_t off, uint64_t len, uint8_t* buf) {
   p.q.op = IoRequest::Write;
   p.q.offset = off;
@@ -888,16 +909,8 @@ TEST(WriteHoleGuard, AReactorNobodyPollsKeepsNoRoomBack) {
   TestArray a(o);
   Volume& v = a.vol();
   ASSERT_FALSE(v.member(0)->volatile_cache()) << "mem drives: no flush makes their writes durable";
-  PplLayout l;
-  l.offset = 0;
-  l.slot_bytes = o.strip + 4096;
-  l.slots = 8;  // about 550 KiB a member: a lap every few dozen 4 KiB writes
-  PplLog log(v, l, std::array<uint8_t, 16>{7}, 1);
-  v.ppl = &log;
-  struct Detach {  // before the log goes, also when an assertion ends the test
-    Volume& v;
-    ~Detach() { v.ppl = nullptr; }
-  } detach{v};
+  AttachedLog attached(v, o.strip, 7);  // about 550 KiB a member: a lap every few dozen 4 KiB writes
+  PplLog& log = attached.log;
   const uint64_t sdb = v.geometry().stripe_data_bytes();
   const uint64_t stripes = v.geometry().stripes();
   AlignedBuf buf(4096);
@@ -944,16 +957,8 @@ TEST(WriteHoleGuard, ABusyReactorsBatchWaitsOneTurnForTheNextWrites) {
   o.lockstep = true;
   TestArray a(o);
   Volume& v = a.vol();
-  PplLayout l;
-  l.offset = 0;
-  l.slot_bytes = o.strip + 4096;
-  l.slots = 8;
-  PplLog log(v, l, std::array<uint8_t, 16>{9}, 1);
-  v.ppl = &log;
-  struct Detach {  // before the log goes, also when an assertion ends the test
-    Volume& v;
-    ~Detach() { v.ppl = nullptr; }
-  } detach{v};
+  AttachedLog attached(v, o.strip, 9);
+  PplLog& log = attached.log;
   const uint64_t sdb = v.geometry().stripe_data_bytes();
   AlignedBuf buf(4096);
   fill_random(buf.data(), buf.size(), 12);
