@@ -28,6 +28,8 @@ class StripeLockTable {
   // Releases the holder's stripe; returns the waiter that now holds it
   // (the caller must resume it), or nullptr.
   StripeLockNode* release(StripeLockNode* holder);
+  // The holder's bucket is wanted soon (its release): fetched now, for writing.
+  void prefetch(const StripeLockNode* holder) { __builtin_prefetch(&bucket(holder->key), 1, 3); }
   // Removes the holder's leading waiters for which take(w) is true, in FIFO
   // order, stopping at the first it refuses; calls taken(w) for each removed.
   // Returns whether waiters remain (ones take refused).

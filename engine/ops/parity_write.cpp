@@ -92,6 +92,7 @@ static void write_stripe(Op* op) {
   const uint32_t k = g.data_strips();
   const WritePlan& p = op->w.plan;
   begin_phase(op, write_done);
+  v->locks().prefetch(&op->lock);
   op->w.ppl_written = 0;
   for (uint32_t role = 0; role < k + g.parity; role++) {
     if (!(p.write_roles >> role & 1)) continue;
