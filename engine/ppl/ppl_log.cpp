@@ -134,7 +134,11 @@ struct alignas(64) PplLog::PerReactor {
   bool flushing = false;
   Task flush_task;  // another reactor asks for a round (a batch waits for room)
   std::vector<Op*> scratch;
-  std::vector<Batch*> spare;  // free batches this reactor took from free_ in one go
+  std::vector<Batch*> spare;  // free batches this reactor took from `free` in one go
+  // (log lock) This reactor's retired batches, whoever retired them: a batch
+  // goes back to the reactor that fills it, its header buffers in that
+  // core's cache rather than moving between cores.
+  std::vector<Batch*> free;
 };
 
 PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq)
@@ -224,16 +228,17 @@ void PplLog::lock() {
     while (busy_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
 }
 
-// Free batches go back to the shared list (durable() frees them under the
-// lock, on whichever reactor retires them); a reactor takes several at a
-// time into its own spares, so that most batches cost no lock to open.
+// Retired batches go back to their reactor's free list (durable() frees
+// them under the lock, on whichever reactor retires them); a reactor takes
+// several at a time into its spares, so that most batches cost no lock to
+// open.
 PplLog::Batch* PplLog::take_batch(PerReactor& pr) {
   constexpr size_t kTakeAtOnce = 8;
   if (pr.spare.empty()) {
     lock();
-    const size_t n = std::min(free_.size(), kTakeAtOnce);
-    pr.spare.insert(pr.spare.end(), free_.end() - std::ptrdiff_t(n), free_.end());
-    free_.resize(free_.size() - n);
+    const size_t n = std::min(pr.free.size(), kTakeAtOnce);
+    pr.spare.insert(pr.spare.end(), pr.free.end() - std::ptrdiff_t(n), pr.free.end());
+    pr.free.resize(pr.free.size() - n);
     if (pr.spare.empty()) {
       all_.push_back(std::make_unique<Batch>());
       Batch* b = all_.back().get();
@@ -325,7 +330,7 @@ void PplLog::issue_open(PerReactor& pr) {
   const bool placed = waiting_.empty() && place(b);
   if (!placed) {
     waiting_.push_back(b);
-    pressure_.store(true, std::memory_order_relaxed);
+    set_pressure(true);
   }
   unlock();
   post_ready(ready);
@@ -343,20 +348,24 @@ bool PplLog::place(Batch* b) {
   const uint64_t area = layout_.bytes();
   for (const Batch::Out& o : b->outs())
     if (area - rings_[o.member].used < o.bytes) return false;
-  uint64_t used_max = 0;
   for (Batch::Out& o : b->outs()) {
     Ring& r = rings_[o.member];
     o.off = r.head;
     r.pieces.push_back(Piece{b, o.off, o.bytes});
     r.head += o.bytes;
     if (r.head >= area) r.head -= area;  // o.bytes <= area
-    r.used += o.bytes;
-    used_max = std::max(used_max, r.used);
+    ring_used(r, r.used + o.bytes);
   }
   b->pieces_left = uint32_t(b->nouts);
   b->seq = seq_++;
-  if (used_max > area / 2) pressure_.store(true, std::memory_order_relaxed);
+  if (rings_over_half_) set_pressure(true);
   return true;
+}
+
+void PplLog::ring_used(Ring& r, uint64_t used) {
+  const uint64_t half = layout_.bytes() / 2;
+  rings_over_half_ += (used > half) - (r.used > half);
+  r.used = used;
 }
 
 // The pieces, each one vectored write with FUA: the batch header, then the
@@ -472,7 +481,7 @@ void PplLog::batch_written(Batch* b) {
 }
 
 void PplLog::want_flush() {
-  pressure_.store(true, std::memory_order_relaxed);
+  set_pressure(true);
   for (auto& pr : reactors_) {
     pr->outstanding.fetch_add(1, std::memory_order_relaxed);
     if (!vol_.engine().reactor(pr->id).post_once(&pr->flush_task)) pr->outstanding.fetch_sub(1, std::memory_order_relaxed);
@@ -575,23 +584,21 @@ void PplLog::settle_locked(Batch* const* bs, size_t n, std::vector<Batch*>* read
   uint64_t rings = 0;  // only the rings these batches have pieces in can retire any
   for (size_t i = 0; i < n; i++) rings |= bs[i]->members;
   for (size_t i = 0; i < n; i++) bs[i]->durable = true;
-  const uint64_t area = layout_.bytes();
   for (uint64_t m = rings; m; m &= m - 1) {
     Ring& r = rings_[__builtin_ctzll(m)];
     while (!r.pieces.empty() && r.pieces.front().batch->durable) {
       Batch* b = r.pieces.front().batch;
-      r.used -= r.pieces.front().bytes;
+      ring_used(r, r.used - r.pieces.front().bytes);
       r.pieces.pop_front();
-      if (--b->pieces_left == 0) free_.push_back(b);
+      if (--b->pieces_left == 0) reactors_[b->reactor]->free.push_back(b);
     }
   }
-  bool over_half = false;
-  for (const Ring& r : rings_) over_half |= r.used > area / 2;
+  // Whether rings are over half full after the pieces placed below too.
   while (!waiting_.empty() && place(waiting_.front())) {
     ready->push_back(waiting_.front());
     waiting_.pop_front();
   }
-  pressure_.store(over_half || !waiting_.empty(), std::memory_order_relaxed);
+  set_pressure(rings_over_half_ > 0 || !waiting_.empty());
 }
 
 }  // namespace gpuraid

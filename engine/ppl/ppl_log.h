@@ -109,13 +109,19 @@ class PplLog {
   uint64_t first_seq_;
   uint64_t max_piece_ = 0;  // a batch closes before a piece would pass this
 
-  std::atomic<bool> busy_{false};  // mu_: rings, waiting, seq, free batches
-  std::vector<Ring> rings_;
+  // Each on a cache line of its own: both reactors write busy_, and read
+  // pressure_ at every written batch.
+  alignas(64) std::atomic<bool> busy_{false};  // mu_: rings, waiting, seq, free batches
+  alignas(64) std::atomic<bool> pressure_{false};  // a ring is over half full, or a batch waits
+  alignas(64) std::vector<Ring> rings_;
+  uint32_t rings_over_half_ = 0;  // rings whose used passed half the area
   std::deque<Batch*> waiting_;  // no room yet, in order
   uint64_t seq_;
-  std::vector<Batch*> free_;
   std::vector<std::unique_ptr<Batch>> all_;
-  std::atomic<bool> pressure_{false};  // a ring is over half full, or a batch waits
+  void set_pressure(bool on) {
+    if (pressure_.load(std::memory_order_relaxed) != on) pressure_.store(on, std::memory_order_relaxed);
+  }
+  void ring_used(Ring& r, uint64_t used);  // under mu_: sets r.used, counting rings over half
 
   std::vector<std::unique_ptr<PerReactor>> reactors_;
   int64_t outstanding() const;  // flushes, piece writes and tasks in flight, every reactor's
