@@ -4,8 +4,8 @@
 //
 // Batched, as md's io_unit: a reactor gathers the entries of every stripe
 // write that reaches the log stage in one turn into one batch, issued at
-// the start of its next turn (a busy reactor's small batch: the turn after,
-// with the writes that turn brings; kHoldBelowOps) as one piece per member
+// the start of its next turn (a busy reactor's small batch: a turn or two
+// later, with the writes those turns bring; kHoldBelowOps) as one piece per member
 // (one header, then the partial parities, one vectored write with FUA); the
 // writes go on once every piece of their batch is on disk.
 //

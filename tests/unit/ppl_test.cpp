@@ -948,7 +948,7 @@ TEST(WriteHoleGuard, AReactorNobodyPollsKeepsNoRoomBack) {
 // each turn completes every member I/O in the ring, so which turn a write
 // joins in is fixed. One-block read-modify-writes (two reads each) on
 // stripes of their own.
-TEST(WriteHoleGuard, ABusyReactorsBatchWaitsOneTurnForTheNextWrites) {
+TEST(WriteHoleGuard, ABusyReactorsBatchWaitsForTheNextWrites) {
   ArrayOptions o;
   o.level = Level::R5;
   o.members = 4;
@@ -963,7 +963,7 @@ TEST(WriteHoleGuard, ABusyReactorsBatchWaitsOneTurnForTheNextWrites) {
   AlignedBuf buf(4096);
   fill_random(buf.data(), buf.size(), 12);
   Reactor& r = a.reactor();
-  std::vector<Pending> p(17);
+  std::vector<Pending> p(49);
   auto wave = [&](size_t first, size_t n) {
     for (size_t i = first; i < first + n; i++) submit_write(v, r, p[i], i * sdb, 4096, buf.data());
   };
@@ -992,9 +992,28 @@ TEST(WriteHoleGuard, ABusyReactorsBatchWaitsOneTurnForTheNextWrites) {
   r.poll();  // 16 reads complete; 8 writes join the open batch
   wave(8, 8);
   r.poll();  // the batch is held; the next 8 writes' reads complete and they join it
+  r.poll();  // the held turn reaped 16 (under 32): the batch goes
+  EXPECT_EQ(log.batches() - batches0, 1u) << "a batch was held a second turn after a turn of 16 completions";
   ASSERT_TRUE(all_done(0, 16));
   for (size_t i = 0; i < 16; i++) EXPECT_EQ(p[i].q.result, 0) << i;
   EXPECT_EQ(log.batches() - batches0, 1u) << "writes one turn apart on a busy reactor were logged apart";
   EXPECT_EQ(log.logged_writes(), 17u);
+
+  // Busier: 32 reads completed in the held turn: the batch waits a second
+  // turn (no more), for the writes that turn brings.
+  const uint64_t batches1 = log.batches();
+  wave(17, 8);
+  r.poll();  // 16 reads; 8 writes join
+  wave(25, 16);
+  r.poll();  // held once; 32 reads complete, 16 writes join
+  wave(41, 4);
+  r.poll();  // held twice; 4 writes join
+  wave(45, 4);
+  r.poll();  // the batch goes (28 writes); these 4 join the next
+  EXPECT_EQ(log.batches() - batches1, 1u) << "a busy reactor's batch was not held a second turn, or was held a third";
+  ASSERT_TRUE(all_done(17, 32));
+  for (size_t i = 17; i < 49; i++) EXPECT_EQ(p[i].q.result, 0) << i;
+  EXPECT_EQ(log.batches() - batches1, 2u);
+  EXPECT_EQ(log.logged_writes(), 49u);
   ASSERT_TRUE(log.shutdown());
 }
