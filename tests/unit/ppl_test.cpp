@@ -568,6 +568,42 @@ TEST(WriteHoleGuard, FullRingWaitsForAFlushThenGoesOn) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
+// A ring past half full asks for a flush round at once (pressure), long
+// before kFlushEvery written batches or a batch that finds no room would:
+// one-at-a-time writes whose pieces all land on one member's ring, enough
+// to pass half of it, not to fill it.
+TEST(WriteHoleGuard, ARingPastHalfFullStartsAFlushRound) {
+  GroupRig rig(4, 8u << 20);  // small members: the smallest log
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  Volume& v = g->volume();
+  const Geometry geo = v.geometry();
+  ASSERT_TRUE(v.member(0)->volatile_cache()) << "file drives may cache writes";
+  const uint32_t len = 60 * 1024;               // within strip 0: a 60 KiB partial parity
+  const uint64_t piece = 4096 + len;            // its header and payload
+  const uint64_t area = v.ppl->layout().bytes();
+  const uint64_t writes = area / 2 / piece + 2;  // past half the ring
+  ASSERT_LT(writes * piece, area) << "the writes would fill the ring: the test would test waiting instead";
+  const uint32_t parity_member = role_member(geo, 0, geo.data_strips());
+  AlignedBuf buf(len);
+  fill_random(buf.data(), buf.size(), 21);
+  uint64_t done = 0;
+  for (uint64_t stripe = 0; done < writes && stripe < geo.stripes(); stripe++) {
+    if (role_member(geo, stripe, geo.data_strips()) != parity_member) continue;
+    Pending p;
+    submit_write(v, rig.reactor(), p, stripe * geo.stripe_data_bytes() + 4096, len, buf.data());
+    ASSERT_TRUE(rig.wait([&] { return p.done; }, 30)) << "write " << done;
+    ASSERT_EQ(p.q.result, 0);
+    done++;
+  }
+  ASSERT_EQ(done, writes);
+  EXPECT_EQ(v.ppl->waits(), 0u) << "a batch found no room: the ring was not meant to fill";
+  EXPECT_LT(v.ppl->batches(), 64u) << "kFlushEvery batches could start a round on their own";
+  EXPECT_GE(v.ppl->flush_rounds(), 1u) << "a ring past half full started no flush round";
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 // A full-stripe write leaves nothing old in the stripe: its entry has no
 // payload (kPplZeroPayload), the piece is its header alone. Replay takes the
 // partial parity as zero.
@@ -943,8 +979,9 @@ TEST(WriteHoleGuard, AReactorNobodyPollsKeepsNoRoomBack) {
   ASSERT_TRUE(log.shutdown());
 }
 
-// A busy reactor's batch waits one turn more for the writes whose reads
-// complete in it (kHoldBelowOps); a write alone goes at once. Lockstep:
+// A busy reactor's batch waits a turn more for the writes whose reads
+// complete in it, and a second where that turn was twice as busy
+// (kHoldBelowOps, kBusyCompletions, kMaxHolds); a write alone goes at once. Lockstep:
 // each turn completes every member I/O in the ring, so which turn a write
 // joins in is fixed. One-block read-modify-writes (two reads each) on
 // stripes of their own.
