@@ -1054,3 +1054,56 @@ TEST(WriteHoleGuard, ABusyReactorsBatchWaitsForTheNextWrites) {
   EXPECT_EQ(log.logged_writes(), 49u);
   ASSERT_TRUE(log.shutdown());
 }
+
+// A busy reactor whose held turns bring no write (a sequential stream's next
+// writes wait behind the held ones) stops holding: after kNoGainHolds such
+// turns in a row its batches go in the turn after their writes join, for
+// kSkipHoldsAfterNoGain batches. Lockstep, as above: eight one-block
+// read-modify-writes (sixteen reads) a wave, nothing submitted while held.
+TEST(WriteHoleGuard, HeldTurnsThatBringNoWriteStopHolding) {
+  ArrayOptions o;
+  o.level = Level::R5;
+  o.members = 4;
+  o.member_bytes = 8u << 20;
+  o.data_offset = 1u << 20;
+  o.lockstep = true;
+  TestArray a(o);
+  Volume& v = a.vol();
+  AttachedLog attached(v, o.strip, 9);
+  PplLog& log = attached.log;
+  const uint64_t sdb = v.geometry().stripe_data_bytes();
+  AlignedBuf buf(4096);
+  fill_random(buf.data(), buf.size(), 13);
+  Reactor& r = a.reactor();
+  std::vector<Pending> p(40);
+  auto wave = [&](size_t first) {
+    for (size_t i = first; i < first + 8; i++) submit_write(v, r, p[i], i * sdb, 4096, buf.data());
+    r.poll();  // 16 reads complete; 8 writes join the open batch
+  };
+  auto all_done = [&](size_t first) {
+    for (int turns = 0; turns < 1000; turns++) {
+      if (std::all_of(p.begin() + std::ptrdiff_t(first), p.begin() + std::ptrdiff_t(first + 8),
+                      [](const Pending& x) { return x.done; }))
+        return true;
+      r.poll();
+    }
+    return false;
+  };
+  for (size_t round = 0; round < 4; round++) {
+    const uint64_t b0 = log.batches();
+    wave(8 * round);
+    r.poll();  // held: nothing more comes
+    EXPECT_EQ(log.batches(), b0) << "round " << round << ": a busy reactor's batch was not held";
+    r.poll();  // the held turn brought no write: the batch goes
+    EXPECT_EQ(log.batches(), b0 + 1) << "round " << round;
+    ASSERT_TRUE(all_done(8 * round));
+  }
+  const uint64_t b0 = log.batches();
+  wave(32);
+  r.poll();
+  EXPECT_EQ(log.batches(), b0 + 1) << "held again after four held turns that brought no write";
+  ASSERT_TRUE(all_done(32));
+  for (const Pending& x : p) EXPECT_EQ(x.q.result, 0);
+  EXPECT_EQ(log.logged_writes(), 40u);
+  ASSERT_TRUE(log.shutdown());
+}
