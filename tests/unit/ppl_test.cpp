@@ -979,32 +979,34 @@ TEST(WriteHoleGuard, AReactorNobodyPollsKeepsNoRoomBack) {
   ASSERT_TRUE(log.shutdown());
 }
 
-// A busy reactor's batch waits a turn more for the writes whose reads
-// complete in it, and a second where that turn was twice as busy
-// (kHoldBelowOps, kBusyCompletions, kMaxHolds); a write alone goes at once. Lockstep:
-// each turn completes every member I/O in the ring, so which turn a write
-// joins in is fixed. One-block read-modify-writes (two reads each) on
-// stripes of their own.
-TEST(WriteHoleGuard, ABusyReactorsBatchWaitsForTheNextWrites) {
-  ArrayOptions o;
-  o.level = Level::R5;
-  o.members = 4;
-  o.member_bytes = 8u << 20;
-  o.data_offset = 1u << 20;  // the log area below the data
-  o.lockstep = true;
-  TestArray a(o);
+// The batching tests' rig: RAID 5 3+1, the log area below the data,
+// lockstep (each turn completes every member I/O in the ring, so which turn
+// a write joins in is fixed); write i is one block at the start of stripe i
+// (a read-modify-write, two reads).
+struct LockstepLogRig {
+  static ArrayOptions options() {
+    ArrayOptions o;
+    o.level = Level::R5;
+    o.members = 4;
+    o.member_bytes = 8u << 20;
+    o.data_offset = 1u << 20;
+    o.lockstep = true;
+    return o;
+  }
+  ArrayOptions o = options();
+  TestArray a{o};
   Volume& v = a.vol();
-  AttachedLog attached(v, o.strip, 9);
+  AttachedLog attached{v, o.strip, 9};
   PplLog& log = attached.log;
-  const uint64_t sdb = v.geometry().stripe_data_bytes();
-  AlignedBuf buf(4096);
-  fill_random(buf.data(), buf.size(), 12);
   Reactor& r = a.reactor();
-  std::vector<Pending> p(49);
-  auto wave = [&](size_t first, size_t n) {
-    for (size_t i = first; i < first + n; i++) submit_write(v, r, p[i], i * sdb, 4096, buf.data());
-  };
-  auto all_done = [&](size_t first, size_t n) {  // polls until they are (at most 1000 turns)
+  AlignedBuf buf{4096};
+  std::vector<Pending> p;
+  LockstepLogRig(size_t writes, uint32_t seed) : p(writes) { fill_random(buf.data(), buf.size(), seed); }
+  void wave(size_t first, size_t n) {
+    for (size_t i = first; i < first + n; i++)
+      submit_write(v, r, p[i], i * v.geometry().stripe_data_bytes(), 4096, buf.data());
+  }
+  bool all_done(size_t first, size_t n) {  // polls until they are (at most 1000 turns)
     for (int turns = 0; turns < 1000; turns++) {
       if (std::all_of(p.begin() + std::ptrdiff_t(first), p.begin() + std::ptrdiff_t(first + n),
                       [](const Pending& x) { return x.done; }))
@@ -1012,7 +1014,22 @@ TEST(WriteHoleGuard, ABusyReactorsBatchWaitsForTheNextWrites) {
       r.poll();
     }
     return false;
-  };
+  }
+};
+
+// A busy reactor's batch waits a turn more for the writes whose reads
+// complete in it, and a second where that turn was twice as busy
+// (kHoldBelowOps, kBusyCompletions, kMaxHolds); a write alone goes at once. Lockstep:
+// each turn completes every member I/O in the ring, so which turn a write
+// joins in is fixed. One-block read-modify-writes (two reads each) on
+// stripes of their own.
+TEST(WriteHoleGuard, ABusyReactorsBatchWaitsForTheNextWrites) {
+  LockstepLogRig rig(49, 12);
+  PplLog& log = rig.log;
+  Reactor& r = rig.r;
+  std::vector<Pending>& p = rig.p;
+  auto wave = [&](size_t first, size_t n) { rig.wave(first, n); };
+  auto all_done = [&](size_t first, size_t n) { return rig.all_done(first, n); };
 
   // Queue depth 1: the lone write's batch goes in the turn after its reads.
   wave(16, 1);
@@ -1061,34 +1078,14 @@ TEST(WriteHoleGuard, ABusyReactorsBatchWaitsForTheNextWrites) {
 // kSkipHoldsAfterNoGain batches. Lockstep, as above: eight one-block
 // read-modify-writes (sixteen reads) a wave, nothing submitted while held.
 TEST(WriteHoleGuard, HeldTurnsThatBringNoWriteStopHolding) {
-  ArrayOptions o;
-  o.level = Level::R5;
-  o.members = 4;
-  o.member_bytes = 8u << 20;
-  o.data_offset = 1u << 20;
-  o.lockstep = true;
-  TestArray a(o);
-  Volume& v = a.vol();
-  AttachedLog attached(v, o.strip, 9);
-  PplLog& log = attached.log;
-  const uint64_t sdb = v.geometry().stripe_data_bytes();
-  AlignedBuf buf(4096);
-  fill_random(buf.data(), buf.size(), 13);
-  Reactor& r = a.reactor();
-  std::vector<Pending> p(40);
+  LockstepLogRig rig(40, 13);
+  PplLog& log = rig.log;
+  Reactor& r = rig.r;
   auto wave = [&](size_t first) {
-    for (size_t i = first; i < first + 8; i++) submit_write(v, r, p[i], i * sdb, 4096, buf.data());
+    rig.wave(first, 8);
     r.poll();  // 16 reads complete; 8 writes join the open batch
   };
-  auto all_done = [&](size_t first) {
-    for (int turns = 0; turns < 1000; turns++) {
-      if (std::all_of(p.begin() + std::ptrdiff_t(first), p.begin() + std::ptrdiff_t(first + 8),
-                      [](const Pending& x) { return x.done; }))
-        return true;
-      r.poll();
-    }
-    return false;
-  };
+  auto all_done = [&](size_t first) { return rig.all_done(first, 8); };
   for (size_t round = 0; round < 4; round++) {
     const uint64_t b0 = log.batches();
     wave(8 * round);
@@ -1103,7 +1100,7 @@ TEST(WriteHoleGuard, HeldTurnsThatBringNoWriteStopHolding) {
   r.poll();
   EXPECT_EQ(log.batches(), b0 + 1) << "held again after four held turns that brought no write";
   ASSERT_TRUE(all_done(32));
-  for (const Pending& x : p) EXPECT_EQ(x.q.result, 0);
+  for (const Pending& x : rig.p) EXPECT_EQ(x.q.result, 0);
   EXPECT_EQ(log.logged_writes(), 40u);
   ASSERT_TRUE(log.shutdown());
 }
