@@ -33,10 +33,10 @@ constexpr uint32_t kMaxBatchOps = 64;
 // kNoGainHolds held turns in a row that brought no write (a sequential
 // stream: the stripe gather and the stripe locks keep its next writes
 // behind the held ones, so its reactor is busy but nothing can join) stop
-// holding for the next kSkipHoldsAfterNoGain batches: there a turn more only delays the data
-// writes, whose buffers leave the cache meanwhile (mem drives, 128 KiB
-// sequential writes: 3 writes per batch with or without holds, guarded IOPS
-// lower with them).
+// holding for the next kSkipHoldsAfterNoGain batches: there a turn more
+// only delays the data writes, whose buffers leave the cache meanwhile (mem
+// drives, 128 KiB sequential writes: 3 writes per batch with or without
+// holds, guarded IOPS lower with them).
 constexpr uint32_t kHoldBelowOps = 32;
 constexpr uint32_t kBusyCompletions = 16;
 constexpr uint32_t kMaxHolds = 2;
@@ -140,8 +140,7 @@ struct alignas(64) PplLog::PerReactor {
   Task issue_task;  // the open batch goes out at the start of the next turn (or up to kMaxHolds later)
   bool issue_queued = false;
   uint32_t held = 0;  // times issue_task was deferred once more
-  Batch* held_batch = nullptr;  // the open batch, and its writes, at the last hold
-  size_t held_ops = 0;
+  uint64_t held_logged = 0;  // `logged` at the last hold: a write joined since where it grew
   uint32_t no_gain = 0;     // held turns in a row that brought no write
   uint32_t skip_holds = 0;  // batches to issue without holding
   bool hold(Reactor& r);
@@ -196,8 +195,7 @@ PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& gro
 // Whether the open batch waits a turn more (kHoldBelowOps, above).
 bool PplLog::PerReactor::hold(Reactor& r) {
   if (held) {
-    const bool gained = open != held_batch || open->ops.size() > held_ops;
-    no_gain = gained ? 0 : no_gain + 1;
+    no_gain = logged.load(std::memory_order_relaxed) > held_logged ? 0 : no_gain + 1;
     if (no_gain >= kNoGainHolds) {
       no_gain = 0;
       skip_holds = kSkipHoldsAfterNoGain;
@@ -206,13 +204,11 @@ bool PplLog::PerReactor::hold(Reactor& r) {
   if (skip_holds == 0 && held < kMaxHolds && open && open->ops.size() < kHoldBelowOps &&
       r.member_completions_last_turn() >= kBusyCompletions * (held + 1)) {
     held++;
-    held_batch = open;
-    held_ops = open->ops.size();
+    held_logged = logged.load(std::memory_order_relaxed);
     return true;
   }
   if (skip_holds && open && !open->ops.empty()) skip_holds--;
   held = 0;
-  held_batch = nullptr;
   return false;
 }
 
