@@ -44,9 +44,13 @@ DSTATE=/run/gpuraidd-state   # tmpfs: survives the daemon, not the guest
 DLOG=$W/gpuraidd.log
 DPID=""
 
-start_daemon() {  # extra gpuraidd flags (DAEMON_PARITY: a --parity-backend for every start)
+# extra gpuraidd flags (DAEMON_PARITY: a --parity-backend for every start). An accelerator backend's
+# time limit per batch is 500 ms by default, made for a GPU: kernel-cpu's threads in an emulated (TCG)
+# guest beside CI's other lanes took longer once (CI: 139 jobs "fell back to the CPU" after one batch
+# ran out of time), so the lane gives them 30 s; the check that no job fell back stays strict.
+start_daemon() {
   $GPURAIDD --state-dir $DSTATE --socket $GPURAID_SOCKET --log-file $DLOG --reactors 2 --ublk-depth 64 \
-    ${DAEMON_PARITY:+--parity-backend $DAEMON_PARITY} "$@" \
+    ${DAEMON_PARITY:+--parity-backend $DAEMON_PARITY --gpu-timeout-ms 30000} "$@" \
     >>$W/gpuraidd.out 2>&1 &
   DPID=$!
   for _ in $(seq 1 600); do
