@@ -133,7 +133,7 @@ struct PplLog::Batch {
 // tasks of this reactor in flight (other threads add posted tasks).
 struct alignas(64) PplLog::PerReactor {
   PplLog* log = nullptr;
-  std::atomic<uint64_t> logged{0}, batches{0}, waits{0}, flush_rounds{0};
+  std::atomic<uint64_t> logged{0}, unlogged{0}, batches{0}, waits{0}, flush_rounds{0};
   std::atomic<int64_t> outstanding{0};
   uint32_t id = 0;
   Batch* open = nullptr;
@@ -162,7 +162,13 @@ struct alignas(64) PplLog::PerReactor {
 };
 
 PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq)
-    : vol_(v), layout_(l), group_(group), members_(v.geometry().members), first_seq_(first_seq), seq_(first_seq) {
+    : vol_(v),
+      layout_(l),
+      group_(group),
+      members_(v.geometry().members),
+      first_seq_(first_seq),
+      partial_(v.geometry().stripes()),
+      seq_(first_seq) {
   rings_.resize(members_);
   // A piece stays within a quarter of the ring, so that a waiting batch
   // always fits once older pieces retire.
@@ -237,6 +243,11 @@ uint64_t PplLog::logged_writes() const {
   for (const auto& pr : reactors_) n += pr->logged.load(std::memory_order_relaxed);
   return n;
 }
+uint64_t PplLog::unlogged_writes() const {
+  uint64_t n = 0;
+  for (const auto& pr : reactors_) n += pr->unlogged.load(std::memory_order_relaxed);
+  return n;
+}
 uint64_t PplLog::batches() const {
   uint64_t n = 0;
   for (const auto& pr : reactors_) n += pr->batches.load(std::memory_order_relaxed);
@@ -305,6 +316,16 @@ bool PplLog::fits(const Batch* b, const Op* op) const {
       return false;
   }
   return true;
+}
+
+bool PplLog::needs_entry(const Op* op, const PplEntry& e) {
+  if (!(e.flags & kPplZeroPayload)) {
+    partial_.mark(e.stripe);
+    return true;
+  }
+  if (vol_.geometry().parity > 1 || partial_.marked(e.stripe)) return true;
+  bump(reactors_[op->home->id()]->unlogged);
+  return false;
 }
 
 void PplLog::join(Op* op) {
