@@ -167,7 +167,7 @@ PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& gro
       group_(group),
       members_(v.geometry().members),
       first_seq_(first_seq),
-      partial_(v.geometry().stripes()),
+      partial_(v.geometry().parity == 1 ? v.geometry().stripes() : 0),  // read with one row only
       seq_(first_seq) {
   rings_.resize(members_);
   // A piece stays within a quarter of the ring, so that a waiting batch
@@ -319,11 +319,12 @@ bool PplLog::fits(const Batch* b, const Op* op) const {
 }
 
 bool PplLog::needs_entry(const Op* op, const PplEntry& e) {
+  if (vol_.geometry().parity > 1) return true;  // every write logged: no marks kept
   if (!(e.flags & kPplZeroPayload)) {
     partial_.mark(e.stripe);
     return true;
   }
-  if (vol_.geometry().parity > 1 || partial_.marked(e.stripe)) return true;
+  if (partial_.marked(e.stripe)) return true;
   bump(reactors_[op->home->id()]->unlogged);
   return false;
 }

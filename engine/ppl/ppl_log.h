@@ -73,8 +73,8 @@ class PplLog {
   // parity from the data, as the dirty region's resync does, and with a
   // member lost keeps the parity on disk: either way what no entry gives).
   // With two or more rows it is kept: replay makes the rows agree in the
-  // columns of a member lost with the stop. Marks e's stripe where e has a
-  // payload.
+  // columns of a member lost with the stop, and no stripe is marked. With
+  // one row it marks e's stripe where e has a payload.
   bool needs_entry(const Op* op, const PplEntry& e);
 
   // Figures (any thread).
@@ -121,7 +121,7 @@ class PplLog {
   uint32_t members_;
   uint64_t first_seq_;
   uint64_t max_piece_ = 0;  // a batch closes before a piece would pass this
-  PplPartialStripes partial_;  // stripes with an entry with partial parity this run
+  PplPartialStripes partial_;  // stripes with an entry with partial parity this run (one parity row)
 
   // Each on a cache line of its own: both reactors write busy_, and read
   // pressure_ at every written batch.
