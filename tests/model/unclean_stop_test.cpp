@@ -418,8 +418,13 @@ class Episode {
     trace_.record('R', {next_spare_});
     fig_.rebuilds++;
     if (!g_->add_spare(rig_.open(next_spare_++), false, &err)) return fail("add_spare: " + err);
-    if (!g_->rebuild_progress().running && !rig_.find_event(GroupEvent::RebuildStarted, nullptr, from) &&
-        !g_->rebuild_onto_spare(&err))
+    // The group's housekeeper takes a new spare for a failed member by itself: it may have taken it
+    // (the spare gone from the group) and not yet started the rebuild when this asks, and then this
+    // finds "no spare" (CI's ASan pass, once): the rebuild must start within 5 s either way.
+    auto started = [&] {
+      return g_->rebuild_progress().running || rig_.find_event(GroupEvent::RebuildStarted, nullptr, from);
+    };
+    if (!started() && !g_->rebuild_onto_spare(&err) && !rig_.wait(started, 5))
       return fail("rebuild_onto_spare: " + err);
     phase(opt_.ops / 4);  // a fixed count (the seed decides it), whether the rebuild is done or not
     if (ok() && !rig_.wait([&] { return rig_.find_event(GroupEvent::RebuildFinished, nullptr, from); }, 60))
