@@ -334,7 +334,8 @@ int main(int argc, char** argv) {
                    {"unlogged_writes", ppl->unlogged_writes()},
                    {"log_batches", ppl->batches()},
                    {"log_waits", ppl->waits()},
-                   {"log_flush_rounds", ppl->flush_rounds()}});
+                   {"log_flush_rounds", ppl->flush_rounds()},
+                   {"log_tail_writes", ppl->tail_writes()}});
     out["guard_cost"] = cost;
   }
   if (o.as_json) {
@@ -365,10 +366,10 @@ int main(int argc, char** argv) {
              mplain.mbps > 0 ? mraid.mbps / mplain.mbps : 0);
       if (ppl)
         printf(" (write-hole log: %llu writes in %llu batches, %llu full-stripe writes unlogged, %llu waits for room, "
-               "%llu flush rounds)",
+               "%llu flush rounds, %llu tail writes)",
                (unsigned long long)ppl->logged_writes(), (unsigned long long)ppl->batches(),
-               (unsigned long long)ppl->unlogged_writes(),
-               (unsigned long long)ppl->waits(), (unsigned long long)ppl->flush_rounds());
+               (unsigned long long)ppl->unlogged_writes(), (unsigned long long)ppl->waits(),
+               (unsigned long long)ppl->flush_rounds(), (unsigned long long)ppl->tail_writes());
       printf("\n");
     }
     if (o.compare && mraw.iops > 0)

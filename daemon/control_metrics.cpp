@@ -224,7 +224,9 @@ void group_metrics(PromText& p, const std::vector<v1::Group>& groups, const v1::
        &v1::GroupStats::guard_batches},
       {"dg_guard_flush_rounds_total", "Flushes that made logged writes durable before their log room was reused.",
        &v1::GroupStats::guard_flush_rounds},
-      {"dg_guard_log_waits_total", "Guard log batches that waited for room.", &v1::GroupStats::guard_log_waits}};
+      {"dg_guard_log_waits_total", "Guard log batches that waited for room.", &v1::GroupStats::guard_log_waits},
+      {"dg_guard_tail_writes_total", "Ring tail writes of the guard's log (before reclaimed room is reused).",
+       &v1::GroupStats::guard_tail_writes}};
   for (const GuardCounter& c : guard) {
     p.family(c.name, "counter", c.help);
     for (auto& gs : s.groups()) p.sample(c.name, {{"dg", gs.name()}}, (gs.*c.get)());

@@ -173,6 +173,7 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
       gs->set_guard_batches(log->batches());
       gs->set_guard_flush_rounds(log->flush_rounds());
       gs->set_guard_log_waits(log->waits());
+      gs->set_guard_tail_writes(log->tail_writes());
     }
   }
   for (auto& [id, d] : drives_) {

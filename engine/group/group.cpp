@@ -177,7 +177,7 @@ std::unique_ptr<Group> Group::create(Engine& engine, std::vector<std::unique_ptr
     sb.ppl_offset = ppl.offset;
     sb.ppl_slot_bytes = ppl.slot_bytes;
     sb.ppl_slots = ppl.slots;
-    sb.ppl_format = 3;      // batched (ppl_log.h)
+    sb.ppl_format = kPplFormatTailed;  // batched, with ring tails (ppl_log.h)
     sb.ppl_seq_floor = 0;   // a new group: every entry with its uuid is this run's
   }
   const bool zeroed = cfg.assume_zeroed || (!g.has_parity() && !g.is_mirror());

@@ -226,13 +226,14 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   Persisted p;
   // Running: an unclean stop from now on leaves the flag cleared. Before
   // the housekeeper starts, so that none of its updates says clean.
-  // The log is written batched (format 3) from now on, an older group's
-  // slots included (replayed already, when they held anything), and its
-  // replay after this run ignores what earlier runs left (the floor).
+  // The log is written batched with ring tails (format 4) from now on, an
+  // older group's slots or tail-less ring included (replayed already, when
+  // they held anything), and its replay after this run ignores what earlier
+  // runs left (the floor).
   if (write_superblocks) p = persist([this, ppl_first_seq] {
     sb.flags &= ~uint32_t(kFlagClean | kFlagResyncPending);
     if (ppl) {
-      sb.ppl_format = 3;
+      sb.ppl_format = kPplFormatTailed;
       sb.ppl_seq_floor = ppl_first_seq;
     }
   });

@@ -191,7 +191,8 @@ DecodeResult decode_superblock(const uint8_t* in, Superblock* sb) {
     s.ppl_format = r.u32();
     r.at = 232;
     s.ppl_seq_floor = r.u64();
-    if (s.ppl_format != 0 && s.ppl_format != 3) return DecodeResult::Malformed;
+    if (s.ppl_format != 0 && s.ppl_format != kPplFormatRing && s.ppl_format != kPplFormatTailed)
+      return DecodeResult::Malformed;
   }
   if (s.version >= 4) {
     r.at = 240;

@@ -20,7 +20,10 @@ namespace gpuraid {
 // version 1, byte for byte, and an older gpuraid refuses a version 2
 // member as too new (nothing written).
 // 3: the write-hole log is batched (ppl_format 3, ppl_seq_floor); older
-// gpuraid refuses such a member rather than misread its log.
+// gpuraid refuses such a member rather than misread its log. ppl_format 4
+// (ring tails, 2026-11-29) keeps version 3; a gpuraid that knows only
+// format 3 refuses it as malformed, so it never writes a tail-less ring
+// over it.
 // 4: a declustered group (draid5/6): its stripe shape (offset 240); only
 // such groups' superblocks are version 4.
 // 5: a declustered group's member is being copied back out of the room (a

@@ -36,6 +36,42 @@ constexpr char kMagicV3[8] = {'G', 'P', 'R', 'P', 'P', 'L', '0', '3'};
 constexpr size_t batch_entry_bytes(uint32_t k) { return 32 + 8 * size_t(k); }
 }  // namespace
 
+PplRing ppl_ring(const PplLayout& l, uint32_t format) {
+  const uint64_t front = format >= kPplFormatTailed ? kPplTailAreaBytes : 0;
+  return PplRing{l.offset + front, l.bytes() - front};
+}
+
+namespace {
+constexpr char kMagicTail[8] = {'G', 'P', 'R', 'P', 'P', 'T', '0', '4'};
+constexpr size_t kTailUsed = 40;  // magic, group, seq, count
+}  // namespace
+
+void encode_ppl_tail(const PplTail& t, uint8_t* out) {
+  memset(out, 0, 4096);
+  memcpy(out, kMagicTail, 8);
+  memcpy(out + 8, t.group.data(), 16);
+  put64(out + 24, t.seq);
+  put64(out + 32, t.count);
+  put32(out + 4092, ppl_crc(out, kTailUsed));
+}
+
+bool decode_ppl_tail(const uint8_t* in, PplTail* t) {
+  if (memcmp(in, kMagicTail, 8) != 0 || get32(in + 4092) != ppl_crc(in, kTailUsed)) return false;
+  memcpy(t->group.data(), in + 8, 16);
+  t->seq = get64(in + 24);
+  t->count = get64(in + 32);
+  return true;
+}
+
+uint64_t ppl_tail_seq(const uint8_t* blocks, const std::array<uint8_t, 16>& group) {
+  uint64_t seq = 0;
+  for (int i = 0; i < 2; i++) {
+    PplTail t;
+    if (decode_ppl_tail(blocks + 4096 * i, &t) && t.group == group) seq = std::max(seq, t.seq);
+  }
+  return seq;
+}
+
 uint32_t ppl_batch_header_bytes(uint32_t n, uint32_t k) {
   const size_t used = kPplBatchFixedBytes + n * batch_entry_bytes(k) + 4;
   return uint32_t((used + 4095) / 4096 * 4096);

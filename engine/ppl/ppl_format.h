@@ -71,6 +71,31 @@ struct PplBatchHeader {
   uint32_t header_bytes = 0;  // a multiple of 4 KiB
   uint32_t total_bytes = 0;   // header and payloads
 };
+// Version 4: the same pieces, in a ring that starts after two 4 KiB "ring
+// tail" blocks at the area's start (docs/ON-DISK.md, "Log format 4"). A tail
+// block names the lowest seq of the member's pieces whose room has not been
+// reused since: pieces below it were reclaimed (their writes durable) and
+// their room may hold newer pieces, so replay ignores them. Written
+// alternately (count % 2), with FUA, before freed room is reused; the valid
+// block with the higher seq counts, so a torn tail write leaves the older.
+constexpr uint32_t kPplFormatRing = 3;   // the ring from the area's start
+constexpr uint32_t kPplFormatTailed = 4;  // tail blocks, then the ring
+constexpr uint64_t kPplTailAreaBytes = 8192;
+struct PplRing {
+  uint64_t offset = 0, bytes = 0;  // member byte offset of the ring, its size
+};
+PplRing ppl_ring(const PplLayout& l, uint32_t format);
+struct PplTail {
+  std::array<uint8_t, 16> group{};
+  uint64_t seq = 0;    // pieces below it are not to be replayed
+  uint64_t count = 0;  // tail writes of the run so far; block count % 2
+};
+void encode_ppl_tail(const PplTail& t, uint8_t* out /* 4096 bytes */);
+bool decode_ppl_tail(const uint8_t* in, PplTail* t);  // false: no whole tail block
+// The tail of a format 4 area, from its first kPplTailAreaBytes: the valid
+// block of `group` with the higher seq; 0 where neither is valid.
+uint64_t ppl_tail_seq(const uint8_t* blocks, const std::array<uint8_t, 16>& group);
+
 // Bytes of a batch header listing n entries of k data strips.
 uint32_t ppl_batch_header_bytes(uint32_t n, uint32_t k);
 // One entry as the encoder reads it: what the rows of one stripe write

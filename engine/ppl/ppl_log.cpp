@@ -133,7 +133,7 @@ struct PplLog::Batch {
 // tasks of this reactor in flight (other threads add posted tasks).
 struct alignas(64) PplLog::PerReactor {
   PplLog* log = nullptr;
-  std::atomic<uint64_t> logged{0}, unlogged{0}, batches{0}, waits{0}, flush_rounds{0};
+  std::atomic<uint64_t> logged{0}, unlogged{0}, batches{0}, waits{0}, flush_rounds{0}, tail_writes{0};
   std::atomic<int64_t> outstanding{0};
   uint32_t id = 0;
   Batch* open = nullptr;
@@ -164,16 +164,23 @@ struct alignas(64) PplLog::PerReactor {
 PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& group, uint64_t first_seq)
     : vol_(v),
       layout_(l),
+      ring_(ppl_ring(l, kPplFormatTailed)),
       group_(group),
       members_(v.geometry().members),
       first_seq_(first_seq),
       partial_(v.geometry().parity == 1 ? v.geometry().stripes() : 0),  // read with one row only
       seq_(first_seq) {
+  GPR_ASSERT(l.bytes() > kPplTailAreaBytes, "write-hole log area of %llu bytes has no room for its ring",
+             (unsigned long long)l.bytes());
   rings_.resize(members_);
+  for (Ring& r : rings_) {
+    r.tail_buf.reset(static_cast<uint8_t*>(aligned_alloc(4096, 4096)));
+    GPR_ASSERT(r.tail_buf, "write-hole log: out of memory for a tail block");
+  }
   // A piece stays within a quarter of the ring, so that a waiting batch
   // always fits once older pieces retire.
-  max_piece_ = std::max<uint64_t>(l.bytes() / 4, l.slot_bytes + ppl_batch_header_bytes(kMaxBatchOps, kMaxMembers));
-  GPR_ASSERT(max_piece_ <= l.bytes(), "write-hole log area of %llu bytes is too small for one entry",
+  max_piece_ = std::max<uint64_t>(ring_.bytes / 4, l.slot_bytes + ppl_batch_header_bytes(kMaxBatchOps, kMaxMembers));
+  GPR_ASSERT(max_piece_ <= ring_.bytes, "write-hole log area of %llu bytes is too small for one entry",
              (unsigned long long)l.bytes());
   for (uint32_t r = 0; r < v.engine().reactor_count(); r++) {
     auto pr = std::make_unique<PerReactor>();
@@ -261,6 +268,11 @@ uint64_t PplLog::waits() const {
 uint64_t PplLog::flush_rounds() const {
   uint64_t n = 0;
   for (const auto& pr : reactors_) n += pr->flush_rounds.load(std::memory_order_relaxed);
+  return n;
+}
+uint64_t PplLog::tail_writes() const {
+  uint64_t n = 0;
+  for (const auto& pr : reactors_) n += pr->tail_writes.load(std::memory_order_relaxed);
   return n;
 }
 int64_t PplLog::outstanding() const {
@@ -378,19 +390,20 @@ void PplLog::issue_open(PerReactor& pr) {
   }
   b->nouts = uint32_t(n);
   b->ops_left = uint32_t(b->ops.size());
-  std::vector<Batch*> ready;
+  Released freed;
   lock();
   if (!pr.settled.empty()) {
-    settle_locked(pr.settled.data(), pr.settled.size(), &ready);
+    settle_locked(pr.settled.data(), pr.settled.size(), &freed);
     pr.settled.clear();
   }
   const bool placed = waiting_.empty() && place(b);
   if (!placed) {
     waiting_.push_back(b);
     set_pressure(true);
+    start_tails_locked(all_rings(), &freed);  // room held back for a tail write: free it now
   }
   unlock();
-  post_ready(ready);
+  post_ready(pr, freed);
   if (placed) return write_pieces(b);
   bump(pr.waits);
   want_flush();
@@ -402,9 +415,11 @@ void PplLog::issue_open(PerReactor& pr) {
 // stripe's older entry never outlives a newer one (replay's premise; a
 // skipped gap at the end would keep an older lap's entries).
 bool PplLog::place(Batch* b) {
-  const uint64_t area = layout_.bytes();
-  for (const Batch::Out& o : b->outs())
-    if (area - rings_[o.member].used < o.bytes) return false;
+  const uint64_t area = ring_.bytes;
+  for (const Batch::Out& o : b->outs()) {
+    const Ring& r = rings_[o.member];
+    if (area - r.used - r.held < o.bytes) return false;
+  }
   for (Batch::Out& o : b->outs()) {
     Ring& r = rings_[o.member];
     o.off = r.head;
@@ -420,7 +435,7 @@ bool PplLog::place(Batch* b) {
 }
 
 void PplLog::ring_used(Ring& r, uint64_t used) {
-  const uint64_t half = layout_.bytes() / 2;
+  const uint64_t half = ring_.bytes / 2;
   rings_over_half_ += (used > half) - (r.used > half);
   r.used = used;
 }
@@ -440,9 +455,9 @@ void PplLog::write_pieces(Batch* b) {
     h.total_bytes = uint32_t(o.bytes);
     seal_ppl_batch_header(h, b->staged[o.member].header.get());
   }
-  // A piece past the area's end is two writes: up to the end, and the rest
-  // from the area's start (both 4 KiB multiples).
-  const uint64_t area = layout_.bytes();
+  // A piece past the ring's end is two writes: up to the end, and the rest
+  // from the ring's start (both 4 KiB multiples).
+  const uint64_t area = ring_.bytes;
   uint32_t ios = 0;
   for (const Batch::Out& o : b->outs()) ios += o.off + o.bytes > area ? 2 : 1;
   b->ios_pending = ios;
@@ -456,7 +471,7 @@ void PplLog::write_pieces(Batch* b) {
       io->kind = MemberIo::Write;
       io->drive = vol_.member(o.member);
       io->slot = vol_.member_slot(o.member);
-      io->offset = layout_.offset + (part ? 0 : o.off);
+      io->offset = ring_.offset + (part ? 0 : o.off);
       io->len = uint32_t(part ? o.bytes - first : first);
       io->buf = nullptr;
       io->iov.clear();
@@ -571,7 +586,7 @@ void PplLog::maybe_flush(PerReactor& pr) {
   mask &= ~vol_.failed_mask();
   bump(pr.flush_rounds);
   if (!mask) {
-    durable(pr.round.data(), pr.round.size());
+    durable(pr, pr.round.data(), pr.round.size());
     pr.round.clear();
     return;
   }
@@ -606,7 +621,7 @@ void PplLog::flush_done(MemberIo* io) {
   log->vol_.engine().reactor(pr.id).free_io(io);
   if (--pr.flush_pending == 0) {
     pr.flushing = false;
-    log->durable(pr.round.data(), pr.round.size());
+    log->durable(pr, pr.round.data(), pr.round.size());
     pr.round.clear();
     log->maybe_flush(pr);
   }
@@ -615,29 +630,53 @@ void PplLog::flush_done(MemberIo* io) {
 
 void PplLog::settle(PerReactor& pr) {
   if (pr.settled.empty()) return;
-  durable(pr.settled.data(), pr.settled.size());
+  durable(pr, pr.settled.data(), pr.settled.size());
   pr.settled.clear();
 }
 
-void PplLog::durable(Batch* const* bs, size_t n) {
-  std::vector<Batch*> ready;
+void PplLog::durable(PerReactor& pr, Batch* const* bs, size_t n) {
+  Released freed;
   lock();
-  settle_locked(bs, n, &ready);
+  settle_locked(bs, n, &freed);
   unlock();
-  post_ready(ready);
+  post_ready(pr, freed);
 }
 
-void PplLog::post_ready(const std::vector<Batch*>& ready) {
-  for (Batch* b : ready) {
+// Batches placed after a wait go out on their own reactors; tail writes
+// on this one (pr's, the caller's thread).
+void PplLog::post_ready(PerReactor& pr, const Released& out) {
+  for (Batch* b : out.ready) {
     reactors_[b->reactor]->outstanding.fetch_add(1, std::memory_order_relaxed);
     vol_.engine().reactor(b->reactor).post(&b->task);
+  }
+  if (!out.tails) return;
+  Reactor& r = vol_.engine().reactor(pr.id);
+  for (uint64_t m = out.tails; m; m &= m - 1) {
+    const uint32_t i = uint32_t(__builtin_ctzll(m));
+    const Ring& ring = rings_[i];
+    MemberIo* io = r.alloc_io();
+    io->kind = MemberIo::Write;
+    io->drive = vol_.member(i);
+    io->slot = vol_.member_slot(i);
+    io->offset = ring.tail_off;
+    io->len = 4096;
+    io->buf = ring.tail_buf.get();
+    io->iov.clear();
+    io->dsync = true;
+    io->tag = i;
+    io->ctx = &pr;
+    io->done = tail_done;
+    pr.outstanding.fetch_add(1, std::memory_order_relaxed);
+    bump(pr.tail_writes);
+    r.submit(io);
   }
 }
 
 // Marks the batches durable and retires, in every ring, the pieces at its
-// front whose batches are durable; batches that waited for room and now
-// have it are added to *ready (to go out on their own reactors).
-void PplLog::settle_locked(Batch* const* bs, size_t n, std::vector<Batch*>* ready) {
+// front whose batches are durable (their room held until a tail write);
+// batches that waited for room and now have it are added to out->ready (to
+// go out on their own reactors).
+void PplLog::settle_locked(Batch* const* bs, size_t n, Released* out) {
   uint64_t rings = 0;  // only the rings these batches have pieces in can retire any
   for (size_t i = 0; i < n; i++) rings |= bs[i]->members;
   for (size_t i = 0; i < n; i++) bs[i]->durable = true;
@@ -645,17 +684,95 @@ void PplLog::settle_locked(Batch* const* bs, size_t n, std::vector<Batch*>* read
     Ring& r = rings_[__builtin_ctzll(m)];
     while (!r.pieces.empty() && r.pieces.front().batch->durable) {
       Batch* b = r.pieces.front().batch;
+      r.held += r.pieces.front().bytes;
+      r.held_pieces.emplace_back(b->seq, r.pieces.front().bytes);
       ring_used(r, r.used - r.pieces.front().bytes);
       r.pieces.pop_front();
       if (--b->pieces_left == 0) reactors_[b->reactor]->free.push_back(b);
     }
   }
+  place_waiting_locked(out);
+  start_tails_locked(waiting_.empty() ? rings : all_rings(), out);
+}
+
+void PplLog::place_waiting_locked(Released* out) {
   // Whether rings are over half full after the pieces placed below too.
   while (!waiting_.empty() && place(waiting_.front())) {
-    ready->push_back(waiting_.front());
+    out->ready.push_back(waiting_.front());
     waiting_.pop_front();
   }
   set_pressure(rings_over_half_ > 0 || !waiting_.empty());
+}
+
+// A tail write for each of `rings` with reclaimed room held back, no tail
+// write in flight, and an eighth of the ring held or a batch waiting: it
+// names the ring's oldest live piece (or the next seq, none being live), so
+// everything it frees is below it. A failed member's ring is not written
+// (its log is no longer read; a drive that rejoins has it wiped).
+void PplLog::start_tails_locked(uint64_t rings, Released* out) {
+  const uint64_t failed = vol_.failed_mask();
+  bool freed = false;
+  for (uint64_t m = rings; m; m &= m - 1) {
+    const uint32_t i = uint32_t(__builtin_ctzll(m));
+    Ring& r = rings_[i];
+    if (r.tail_busy || r.held == 0) continue;
+    if ((failed >> i & 1) || !vol_.member(i)) {
+      r.held = 0;
+      r.held_pieces.clear();
+      freed = true;
+      continue;
+    }
+    // Every held piece is older than the live ones, and than seq_: all of
+    // it goes, but where a test capped the tail.
+    uint64_t seq = r.pieces.empty() ? seq_ : r.pieces.front().batch->seq, bytes = r.held;
+    size_t n = r.held_pieces.size();
+    if (seq > tail_cap_) {
+      seq = tail_cap_;
+      bytes = 0;
+      for (n = 0; n < r.held_pieces.size() && r.held_pieces[n].first < seq; n++) bytes += r.held_pieces[n].second;
+    }
+    if (bytes == 0 || (bytes < ring_.bytes / 8 && waiting_.empty())) continue;
+    PplTail t;
+    t.group = group_;
+    t.seq = seq;
+    t.count = r.tail_count++;
+    encode_ppl_tail(t, r.tail_buf.get());
+    r.tail_off = layout_.offset + (t.count % 2) * 4096;
+    r.fencing = bytes;
+    r.fence_n = n;
+    r.tail_busy = true;
+    out->tails |= 1ull << i;
+  }
+  if (freed) place_waiting_locked(out);  // a failed member's room, free at once
+}
+
+void PplLog::freeze_reclaim_for_crash_test() {
+  lock();
+  tail_cap_ = std::min(tail_cap_, seq_);  // called again for each torn write: the first counts
+  unlock();
+}
+
+void PplLog::tail_done(MemberIo* io) {
+  PerReactor& pr = *static_cast<PerReactor*>(io->ctx);
+  PplLog* log = pr.log;
+  const uint32_t i = io->tag;
+  // A member that cannot write its tail is failed (its log is not read
+  // again), so the room is free either way.
+  if (io->res < 0) log->vol_.member_error(i, io->res);
+  log->vol_.engine().reactor(pr.id).free_io(io);
+  Released freed;
+  log->lock();
+  Ring& r = log->rings_[i];
+  r.held -= r.fencing;
+  r.held_pieces.erase(r.held_pieces.begin(), r.held_pieces.begin() + std::ptrdiff_t(r.fence_n));
+  r.fencing = 0;
+  r.fence_n = 0;
+  r.tail_busy = false;
+  log->place_waiting_locked(&freed);
+  log->start_tails_locked(1ull << i, &freed);
+  log->unlock();
+  log->post_ready(pr, freed);
+  pr.outstanding.fetch_sub(1, std::memory_order_release);
 }
 
 }  // namespace gpuraid

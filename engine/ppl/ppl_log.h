@@ -1,4 +1,4 @@
-// The running write-hole guard of a volume (log format version 3,
+// The running write-hole guard of a volume (log format version 4,
 // docs/ON-DISK.md "Write-hole guard"): every parity write logs its partial
 // parity on the parity members it writes before its data and parity go out.
 //
@@ -17,7 +17,16 @@
 // went to, batched across many batches and issued when the ring fills, or
 // where no member has a volatile write cache (Drive::volatile_cache) at
 // once, told to the rings under the lock the reactor's queued issue of its
-// open batch takes anyway (else at once).
+// open batch takes anyway (else at once). And only once the member's ring
+// tail (ppl_format.h) says so on disk: a reclaimed piece stays whole there
+// until overwritten, and replay must not take it for a live one where its
+// stripe's newer entry was overwritten first (two piece writes in flight at
+// a power cut, the later one landing; a torn piece write). One tail write
+// (4 KiB, FUA) per ring in flight, started once an eighth of the ring is
+// reclaimed or a batch waits for room, on the reactor that reclaimed it and
+// completed there (a running daemon polls every reactor; a test thread that
+// stops polling its reactor with one in flight leaves that ring's room held
+// until the log's shutdown polls it).
 // A batch with no room waits (its writes queued, nothing polls) and asks
 // every reactor to flush.
 #pragma once
@@ -83,6 +92,17 @@ class PplLog {
   uint64_t batches() const;
   uint64_t waits() const;
   uint64_t flush_rounds() const;
+  uint64_t tail_writes() const;
+
+  // Tests that fake a crash with writes whose data the fault injector
+  // dropped (FaultInjector::kDropPlainWrites): those writes are
+  // acknowledged, but stand for writes in flight at the crash, whose room a
+  // real log never reclaims. From this call on no tail write starts (the
+  // crash point); the group is then dropped without a stop.
+  // Pieces of the batches logged from now on (the torn writes') stay
+  // live for the tail: their room, and the room after it, is not reused;
+  // the room before them still is.
+  void freeze_reclaim_for_crash_test();
 
  private:
   struct Batch;
@@ -93,8 +113,19 @@ class PplLog {
   };
   struct Ring {  // one member's log area (under mu_)
     uint64_t head = 0;  // where the next piece starts
-    uint64_t used = 0;  // bytes of the pieces in it
-    std::deque<Piece> pieces;
+    uint64_t used = 0;  // bytes of the live pieces in it
+    // Reclaimed room (the oldest pieces, before the live ones in ring
+    // order) not reused until a tail write past it is on disk: its pieces
+    // (seq, bytes) in order; of it, `fencing` bytes in `fence_n` pieces are
+    // what the tail write in flight frees.
+    uint64_t held = 0, fencing = 0;
+    size_t fence_n = 0;
+    std::deque<std::pair<uint64_t, uint64_t>> held_pieces;
+    bool tail_busy = false;
+    uint64_t tail_count = 0;  // tail writes started this run
+    uint64_t tail_off = 0;    // member offset of the block the one in flight goes to
+    std::unique_ptr<uint8_t, void (*)(void*)> tail_buf{nullptr, free};
+    std::deque<Piece> pieces;  // live: not yet durable
   };
 
   Batch* take_batch(PerReactor& pr);
@@ -108,20 +139,32 @@ class PplLog {
   void want_flush();
   void maybe_flush(PerReactor& pr);
   static void flush_done(MemberIo* io);
-  void durable(Batch* const* bs, size_t n);  // takes the lock
-  void settle_locked(Batch* const* bs, size_t n, std::vector<Batch*>* ready);
+  // What room freed under the lock lets go on: batches placed after a
+  // wait (to go out on their reactors), rings whose tail write to issue.
+  struct Released {
+    std::vector<Batch*> ready;
+    uint64_t tails = 0;
+  };
+  void durable(PerReactor& pr, Batch* const* bs, size_t n);  // takes the lock
+  void settle_locked(Batch* const* bs, size_t n, Released* out);
+  void place_waiting_locked(Released* out);
+  void start_tails_locked(uint64_t rings, Released* out);
+  uint64_t all_rings() const { return members_ >= 64 ? ~0ull : (1ull << members_) - 1; }
   void settle(PerReactor& pr);  // pr's settled batches, durable()
-  void post_ready(const std::vector<Batch*>& ready);
+  void post_ready(PerReactor& pr, const Released& out);  // on pr's reactor
+  static void tail_done(MemberIo* io);
   void lock();
   void unlock() { busy_.store(false, std::memory_order_release); }
 
   Volume& vol_;
   PplLayout layout_;
+  PplRing ring_;  // the pieces' part of each member's area (format 4)
   std::array<uint8_t, 16> group_;
   uint32_t members_;
   uint64_t first_seq_;
   uint64_t max_piece_ = 0;  // a batch closes before a piece would pass this
-  PplPartialStripes partial_;  // stripes with an entry with partial parity this run (one parity row)
+  PplPartialStripes partial_;
+  uint64_t tail_cap_ = ~0ull;  // (lock) no tail names a seq above it: freeze_reclaim_for_crash_test  // stripes with an entry with partial parity this run (one parity row)
 
   // Each on a cache line of its own: both reactors write busy_, and read
   // pressure_ at every written batch.

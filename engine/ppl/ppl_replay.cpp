@@ -56,10 +56,10 @@ struct Drives {
   }
 };
 
-// n bytes of the log area from pos, going on at its start past its end
-// (format 3 pieces run over it).
-int read_ring(Drive& d, const PplLayout& l, uint64_t pos, size_t n, uint8_t* out) {
-  const uint64_t area = l.bytes();
+// n bytes of the ring from pos, going on at its start past its end
+// (format 3 and 4 pieces run over it; format 2's ring is the whole area).
+int read_ring(Drive& d, const PplRing& l, uint64_t pos, size_t n, uint8_t* out) {
+  const uint64_t area = l.bytes;
   pos %= area;
   const size_t first = size_t(std::min<uint64_t>(n, area - pos));
   int rc = d.sync_read(out, first, l.offset + pos);
@@ -69,7 +69,7 @@ int read_ring(Drive& d, const PplLayout& l, uint64_t pos, size_t n, uint8_t* out
 
 // Reads a non-header-only entry's partial parity into pp; false when its
 // crc fails (a torn log write).
-bool read_payload(Drive& d, const PplLayout& l, const Found& f, uint8_t* pp, int* rc) {
+bool read_payload(Drive& d, const PplRing& l, const Found& f, uint8_t* pp, int* rc) {
   const uint32_t L = f.e.c1 - f.e.c0;
   if (f.e.flags & kPplZeroPayload) {
     memset(pp, 0, L);  // no payload: whole with its header, which is checked
@@ -101,7 +101,7 @@ bool collect_v2(const Geometry& g, const Drives& dv, const PplLayout& l, const s
     if (!plausible(g, dv, m, e) || l.slot_of(e.stripe) != slot) continue;
     const Found f{role_member(g, e.stripe, g.data_strips() + e.row), l.slot_offset(slot) - l.offset + kPplHeaderBytes, e,
                   false, m};
-    if (!read_payload(d, l, f, pp, &rc)) {
+    if (!read_payload(d, ppl_ring(l, 2), f, pp, &rc)) {
       if (rc < 0) return io_fail(err, d, "log read", rc);
       continue;  // torn log write: its stripe was not touched
     }
@@ -111,17 +111,26 @@ bool collect_v2(const Geometry& g, const Drives& dv, const PplLayout& l, const s
   return true;
 }
 
-// Version 3: a ring of pieces, each a batch header and payloads, anywhere
-// in the area at 4 KiB boundaries; every block is looked at (older, reused
-// room holds stale headers too: their seq is below the floor, or their
-// payload's crc fails, or a newer write of the stripe is there).
-bool collect_v3(const Geometry& g, const Drives& dv, const PplLayout& l, const std::array<uint8_t, 16>& group,
-                uint64_t seq_floor, uint32_t m, Drive& d, const std::function<bool(uint64_t)>& torn, PplReplayStats* st,
-                std::vector<Found>* found, std::string* err) {
+// Version 3 and 4: a ring of pieces, each a batch header and payloads,
+// anywhere in the ring at 4 KiB boundaries; every block is looked at (older,
+// reused room holds stale headers too: their seq is below the floor, or
+// their payload's crc fails, or a newer write of the stripe is there).
+// Version 4: pieces below the member's ring tail are ignored too (their
+// room may have been reused, a newer entry of their stripe overwritten).
+bool collect_v3(const Geometry& g, const Drives& dv, const PplLayout& layout, uint32_t format,
+                const std::array<uint8_t, 16>& group, uint64_t seq_floor, uint32_t m, Drive& d,
+                const std::function<bool(uint64_t)>& torn, PplReplayStats* st, std::vector<Found>* found,
+                std::string* err) {
   constexpr size_t kChunk = 1u << 20;
   AlignedBuf chunk = aligned(kChunk);
   std::vector<PplEntry> entries;
-  const uint64_t area = l.bytes();
+  const PplRing l = ppl_ring(layout, format);
+  if (format >= kPplFormatTailed) {
+    const int rc = d.sync_read(chunk.get(), kPplTailAreaBytes, layout.offset);
+    if (rc < 0) return io_fail(err, d, "log tail read", rc);
+    seq_floor = std::max(seq_floor, ppl_tail_seq(chunk.get(), group));
+  }
+  const uint64_t area = l.bytes;
   for (uint64_t base = 0; base < area; base += kChunk) {
     const size_t n = size_t(std::min<uint64_t>(kChunk, area - base));
     int rc = d.sync_read(chunk.get(), n, l.offset + base);
@@ -245,7 +254,7 @@ bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size
 // older write's entries are still there unless it was made durable (a
 // member's pieces are reclaimed in write order, after a flush). Moves the
 // chosen entries to the front of f; returns how many (0: none).
-size_t newest_whole_write(const Geometry& g, const PplLayout& l, const Drives& dv, Found* f, size_t n, uint8_t* pp,
+size_t newest_whole_write(const Geometry& g, const PplRing& l, const Drives& dv, Found* f, size_t n, uint8_t* pp,
                           std::string* err, bool* io_error) {
   const uint32_t k = g.data_strips();
   for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
@@ -278,6 +287,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
                 const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err,
                 const PplRoomRoute& room) {
   const PplLayout& l = log.layout;
+  const PplRing ring = ppl_ring(l, log.format);
   const Drives dv{members, room};
   AlignedBuf hdr = aligned(kPplHeaderBytes), pp = aligned(g.strip_bytes), data = aligned(g.strip_bytes);
   AlignedBuf block = aligned(2 * 4096);  // agree_on_lost_block's
@@ -286,7 +296,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
   for (uint32_t m = 0; m < g.members && m < members.size(); m++) {
     Drive* d = members[m];
     if (!d) continue;
-    const bool ok = log.format >= 3 ? collect_v3(g, dv, l, group, log.seq_floor, m, *d, torn, st, &found, err)
+    const bool ok = log.format >= 3 ? collect_v3(g, dv, l, log.format, group, log.seq_floor, m, *d, torn, st, &found, err)
                                     : collect_v2(g, dv, l, group, m, *d, hdr.get(), pp.get(), torn, st, &found, err);
     if (!ok) return false;
   }
@@ -300,7 +310,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
     size_t n = i1 - i0;
     if (log.format >= 3) {
       bool io_error = false;
-      n = newest_whole_write(g, l, dv, &found[i0], n, pp.get(), err, &io_error);
+      n = newest_whole_write(g, ring, dv, &found[i0], n, pp.get(), err, &io_error);
       if (io_error) return false;
     } else if (!one_write(g, dv, &found[i0], n)) {
       n = 0;
@@ -316,7 +326,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
       const PplEntry& e = found[i0 + i].e;
       Drive* d = members[found[i0 + i].log];
       int rc = 0;
-      if (!read_payload(*d, l, found[i0 + i], rows[i].get(), &rc))
+      if (!read_payload(*d, ring, found[i0 + i], rows[i].get(), &rc))
         return io_fail(err, *d, "log read", rc < 0 ? rc : -EIO);  // it was whole a moment ago
       if (!add_present_ranges(g, c, e, data_offset, dv, data.get(), rows[i].get(), err)) return false;
     }

@@ -310,6 +310,9 @@ class Episode {
         old_[b].assign(model_.begin() + int64_t(b), model_.begin() + int64_t(b + kBlock));
       for (uint64_t t = torn; t; t &= t - 1)
         vol().member(uint32_t(__builtin_ctzll(t)))->faults().arm(FaultInjector::kDropPlainWrites);
+      // The torn writes stand for writes in flight at the stop: nothing
+      // they protect may be reclaimed before it (ppl_log.h).
+      if (vol().ppl) vol().ppl->freeze_reclaim_for_crash_test();
       write(off, len);
       for (uint64_t t = torn; t; t &= t - 1) vol().member(uint32_t(__builtin_ctzll(t)))->faults().clear();
       fig_.torn_writes++;

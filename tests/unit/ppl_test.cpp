@@ -24,7 +24,7 @@ namespace {
 
 GroupConfig config(Level l, uint32_t parity = 0) { return test_group_config(l, parity, 65536, "dg-ppl"); }
 
-// A batch piece in a member's log area (format 3), as replay finds it.
+// A batch piece in a member's log ring (format 4), as replay finds it.
 struct FoundPiece {
   uint64_t off;  // member byte offset of its header
   PplBatchHeader h;
@@ -32,10 +32,11 @@ struct FoundPiece {
 };
 std::vector<FoundPiece> pieces_on(GroupRig& rig, uint32_t member, const PplLayout& l, uint32_t strip) {
   std::vector<FoundPiece> out;
-  const std::vector<uint8_t> area = rig.raw_read(member, l.offset, l.bytes());
+  const PplRing ring = ppl_ring(l, kPplFormatTailed);
+  const std::vector<uint8_t> area = rig.raw_read(member, ring.offset, ring.bytes);
   for (size_t o = 0; o + 4096 <= area.size(); o += 4096) {
     FoundPiece f;
-    f.off = l.offset + o;
+    f.off = ring.offset + o;
     if (decode_ppl_batch_header(area.data() + o, area.size() - o, strip, &f.h, &f.entries, nullptr))
       out.push_back(std::move(f));
   }
@@ -80,6 +81,7 @@ struct Case {
 void torn_write(GroupRig& rig, std::unique_ptr<Group>& g, Image& img,
                 const std::vector<std::pair<uint64_t, uint64_t>>& ranges, const std::vector<Drive*>& torn) {
   for (Drive* d : torn) d->faults().arm(FaultInjector::kDropPlainWrites);  // the log entries land
+  g->volume().ppl->freeze_reclaim_for_crash_test();  // the writes stand for ones in flight at the crash
   for (auto [off, len] : ranges) {
     fill_random(img.buf.data() + off, len, off + 1);
     ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, len, img.buf.data() + off));
@@ -370,6 +372,7 @@ void run_half_logged(Level l, uint32_t drives, uint32_t subgroups) {
   fill_random(img.buf.data() + off, len, 6);
   for (uint32_t m = 0; m < geo.members; m++)
     if (!(lost >> m & 1)) v.member(m)->faults().arm(FaultInjector::kDropPlainWrites);
+  v.ppl->freeze_reclaim_for_crash_test();
   ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, len, img.buf.data() + off));
   for (uint32_t m = 0; m < geo.members; m++) v.member(m)->faults().clear();
   g.reset();  // crash
@@ -415,7 +418,7 @@ TEST(WriteHoleGuard, Raid50And60GroupsHaveItAcrossARestart) {
       Superblock sb;
       ASSERT_EQ(decode_superblock(rig.raw_read(m, 0, 4096).data(), &sb), DecodeResult::Ok);
       EXPECT_EQ(sb.version, 3u);
-      EXPECT_EQ(sb.ppl_format, 3u);
+      EXPECT_EQ(sb.ppl_format, kPplFormatTailed);
       EXPECT_EQ(sb.subgroups, 2u);
       EXPECT_TRUE(sb.flags & kFlagWriteHoleGuard);
       EXPECT_EQ(sb.member_data_bytes, data);
@@ -573,7 +576,7 @@ TEST(WriteHoleGuard, ARingPastHalfFullStartsAFlushRound) {
   ASSERT_TRUE(v.member(0)->volatile_cache()) << "file drives may cache writes";
   const uint32_t len = 60 * 1024;               // within strip 0: a 60 KiB partial parity
   const uint64_t piece = 4096 + len;            // its header and payload
-  const uint64_t area = v.ppl->layout().bytes();
+  const uint64_t area = ppl_ring(v.ppl->layout(), kPplFormatTailed).bytes;
   const uint64_t writes = area / 2 / piece + 2;  // past half the ring
   ASSERT_LT(writes * piece, area) << "the writes would fill the ring: the test would test waiting instead";
   const uint32_t parity_member = role_member(geo, 0, geo.data_strips());
@@ -759,6 +762,101 @@ TEST(WriteHoleGuard, AnEarlierRunsEntriesAreIgnored) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
+// A piece whose room was reclaimed (its writes durable) stays whole on disk
+// until new pieces overwrite it. Where the overwrite of a stripe's newer
+// entry lands and that of an older one does not (two piece writes in flight
+// at a power cut, the later one landing; or a piece write torn across its
+// blocks), replay would take the older entry and rewrite the parity from
+// partial parity the newer write made stale. The ring tail (format 4), on
+// disk before any reclaimed room is reused, rules such pieces out. Here the
+// newer entry is wiped by hand once the tail has passed both.
+TEST(WriteHoleGuard, AReclaimedPieceBelowTheRingTailIsIgnored) {
+  GroupRig rig(4);
+  std::string err, note;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const uint32_t k = geo.data_strips();
+  const uint64_t sdb = geo.stripe_data_bytes(), stripe = 6, base = stripe * sdb;
+  Image img(16 * sdb);  // stripes 0..15: one bitmap region, dirty to the end
+  img.write_all(rig, g->volume());
+  // Two writes of the stripe, data roles 0 then 2: the first's partial
+  // parity holds role 2's bytes from before the second.
+  for (uint32_t role : {0u, 2u}) {
+    const uint64_t off = base + role * uint64_t(geo.strip_bytes) + 8192;
+    fill_random(img.buf.data() + off, 4096, 40 + role);
+    ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, 4096, img.buf.data() + off));
+  }
+  const uint32_t pm = role_member(geo, stripe, k);
+  const PplLayout pl = g->volume().ppl->layout();
+  const FoundPiece* newer = newest_with(pieces_on(rig, pm, pl, geo.strip_bytes), stripe);
+  ASSERT_TRUE(newer);
+  const uint64_t newer_seq = newer->h.seq, newer_at = newer->off, newer_bytes = newer->h.header_bytes;
+  // Writes of other stripes with the same parity member, until a tail
+  // write on it has passed both entries (a flush round made them durable).
+  const std::array<uint8_t, 16> uuid = g->volume().ppl->group();
+  auto tail = [&] { return ppl_tail_seq(rig.raw_read(pm, pl.offset, kPplTailAreaBytes).data(), uuid); };
+  const uint64_t writes_before = g->volume().ppl->tail_writes();
+  for (int i = 0; tail() <= newer_seq; i++) {
+    ASSERT_LT(i, 2000) << "no tail write passed the stripe's entries";
+    uint64_t s = 2 + 4 * uint64_t(i % 4);  // stripes 2, 6, 10, 14 have their parity on one member
+    if (s == stripe) s = 14;
+    const uint64_t off = s * sdb + 16384;
+    fill_random(img.buf.data() + off, 4096, 1000 + i);
+    ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, 4096, img.buf.data() + off));
+  }
+  EXPECT_GT(g->volume().ppl->tail_writes(), writes_before);
+  g.reset();  // unclean stop, the region dirty
+  // The newer entry's piece overwritten (as by a later piece that landed);
+  // the older one's still whole.
+  const std::vector<uint8_t> zero(newer_bytes, 0);
+  rig.raw_write(pm, newer_at, zero.data(), zero.size());
+  const std::vector<FoundPiece> left = pieces_on(rig, pm, pl, geo.strip_bytes);
+  const FoundPiece* older = newest_with(left, stripe);
+  ASSERT_TRUE(older && older->h.seq < newer_seq) << "the older entry should still be in the ring";
+  // A member neither write touched missing: its strip is rebuilt from the parity.
+  const uint32_t other = role_member(geo, stripe, 1);
+  g = rig.assemble(open_present(rig, 4, 1ull << other), &note, &err);
+  ASSERT_TRUE(g) << err;
+  AlignedBuf got(img.buf.size());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, got.size(), got.data()));
+  ASSERT_NO_FATAL_FAILURE(check_torn_image(got.data(), img, geo, {}, {}));  // nothing was being written
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// The ring tail's two blocks: the valid one of the group with the higher
+// seq counts; a torn (bad crc) or foreign block is ignored.
+TEST(WriteHoleGuard, RingTailBlocks) {
+  std::array<uint8_t, 16> group{};
+  group[0] = 7;
+  std::vector<uint8_t> blocks(kPplTailAreaBytes, 0);
+  EXPECT_EQ(ppl_tail_seq(blocks.data(), group), 0u) << "no tail written";
+  PplTail t;
+  t.group = group;
+  t.seq = 100;
+  t.count = 4;
+  encode_ppl_tail(t, blocks.data());
+  t.seq = 120;
+  t.count = 5;
+  encode_ppl_tail(t, blocks.data() + 4096);
+  EXPECT_EQ(ppl_tail_seq(blocks.data(), group), 120u);
+  PplTail back;
+  ASSERT_TRUE(decode_ppl_tail(blocks.data() + 4096, &back));
+  EXPECT_EQ(back.seq, 120u);
+  EXPECT_EQ(back.count, 5u);
+  EXPECT_EQ(back.group, group);
+  blocks[4096 + 30] ^= 1;  // the newer write torn
+  EXPECT_EQ(ppl_tail_seq(blocks.data(), group), 100u) << "a torn tail block leaves the older";
+  std::array<uint8_t, 16> other = group;
+  other[1] = 1;
+  EXPECT_EQ(ppl_tail_seq(blocks.data(), other), 0u) << "another group's tail";
+  const PplLayout l{1u << 20, 4096 + 65536, 16};
+  EXPECT_EQ(ppl_ring(l, kPplFormatRing).offset, l.offset);
+  EXPECT_EQ(ppl_ring(l, kPplFormatRing).bytes, l.bytes());
+  EXPECT_EQ(ppl_ring(l, kPplFormatTailed).offset, l.offset + kPplTailAreaBytes);
+  EXPECT_EQ(ppl_ring(l, kPplFormatTailed).bytes, l.bytes() - kPplTailAreaBytes);
+}
+
 // A piece that runs past the log area's end goes on at its start (the ring
 // is used without gaps): such a piece of a torn write is found and replayed.
 TEST(WriteHoleGuard, APieceOverTheRingsEndIsReplayed) {
@@ -768,6 +866,7 @@ TEST(WriteHoleGuard, APieceOverTheRingsEndIsReplayed) {
   ASSERT_TRUE(g) << err;
   const Geometry geo = g->volume().geometry();
   const PplLayout pl = g->volume().ppl->layout();
+  const PplRing ring = ppl_ring(pl, kPplFormatTailed);
   const uint32_t k = geo.data_strips();
   Image img(16 * geo.stripe_data_bytes());
   img.write_all(rig, g->volume());
@@ -779,14 +878,16 @@ TEST(WriteHoleGuard, APieceOverTheRingsEndIsReplayed) {
   auto head = [&] {  // where the newest piece on pm ends
     uint64_t best_seq = 0, end = 0;
     for (const FoundPiece& p : pieces_on(rig, pm, pl, geo.strip_bytes))
-      if (p.h.seq > best_seq) best_seq = p.h.seq, end = (p.off - pl.offset + p.h.total_bytes) % pl.bytes();
+      if (p.h.seq > best_seq) best_seq = p.h.seq, end = (p.off - ring.offset + p.h.total_bytes) % ring.bytes;
     return end;
   };
-  for (int i = 0; pl.bytes() - head() >= 12288 || head() < 12288; i++) {
+  // (A 4 KiB write, an 8 KiB piece, where 12 KiB pieces would end exactly at the ring's end.)
+  for (int i = 0; ring.bytes - head() >= 12288 || head() < 12288; i++) {
     ASSERT_LT(i, 1000) << "the ring never came near its end";
+    const uint32_t len = (ring.bytes - head()) % 12288 == 0 ? 4096 : 8192;
     const uint64_t s = 4 * (i % 4), off = s * geo.stripe_data_bytes() + 16384;
-    fill_random(img.buf.data() + off, 8192, 100 + i);
-    ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, 8192, img.buf.data() + off));
+    fill_random(img.buf.data() + off, len, 100 + i);
+    ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, len, img.buf.data() + off));
   }
   // The torn write, over data roles 1 and 2: role 1's write dropped, role
   // 2's and the parity's land; its piece crosses the area's end. The
@@ -799,7 +900,7 @@ TEST(WriteHoleGuard, APieceOverTheRingsEndIsReplayed) {
   bool crossed = false;
   for (const FoundPiece& p : pieces_on(rig, pm, pl, geo.strip_bytes))
     for (const PplEntry& e : p.entries)
-      if (e.stripe == stripe && e.ranges[1].b > 0 && p.off - pl.offset + p.h.total_bytes > pl.bytes()) crossed = true;
+      if (e.stripe == stripe && e.ranges[1].b > 0 && p.off - ring.offset + p.h.total_bytes > ring.bytes) crossed = true;
   ASSERT_TRUE(crossed) << "the torn write's piece did not cross the area's end";
   std::vector<std::unique_ptr<Drive>> present = open_present(rig, 4, 1ull << lost);
   g = rig.assemble(std::move(present), &note, &err);
@@ -839,6 +940,7 @@ TEST(WriteHoleGuard, AVersion2LogIsReplayed) {
   std::vector<uint8_t> old_d0(img.buf.data() + off, img.buf.data() + off + geo.strip_bytes);
   fill_random(img.buf.data() + off, geo.strip_bytes, 31);
   g->volume().member(pm)->faults().arm(FaultInjector::kDropPlainWrites);
+  g->volume().ppl->freeze_reclaim_for_crash_test();
   ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Write, off, geo.strip_bytes, img.buf.data() + off));
   g->volume().member(pm)->faults().clear();
   g.reset();  // crash, the region dirty
@@ -894,8 +996,62 @@ TEST(WriteHoleGuard, AVersion2LogIsReplayed) {
   EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off, got.size())) << "the version 2 entry was not replayed";
   Superblock now;
   ASSERT_EQ(decode_superblock(rig.raw_read(d0, 0, kSuperblockBytes).data(), &now), DecodeResult::Ok);
-  EXPECT_EQ(now.ppl_format, 3u) << "the group goes on with the batched log";
+  EXPECT_EQ(now.ppl_format, kPplFormatTailed) << "the group goes on with the batched log";
   EXPECT_EQ(now.version, 3u);
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
+// A group a gpuraid of format 3 made (its ring from the log area's start,
+// no tail blocks) whose stop tore a stripe while a member was missing: its
+// pieces are found where format 3 put them and replayed, and the group goes
+// on with format 4. Made here from a format 4 group's log moved to where
+// format 3 has it (the torn write's piece is the ring's first, in the 8 KiB
+// format 4 keeps for its tail: read as format 4 it would not be found).
+TEST(WriteHoleGuard, AFormat3LogIsReplayed) {
+  GroupRig rig(4);
+  std::string err, note;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  const Geometry geo = g->volume().geometry();
+  const uint32_t k = geo.data_strips();
+  const PplLayout pl = g->volume().ppl->layout();
+  const PplRing ring = ppl_ring(pl, kPplFormatTailed);
+  Image img(16 * geo.stripe_data_bytes());
+  memset(img.buf.data(), 0, img.buf.size());  // as the new group's drives are: nothing logged yet
+  const uint64_t stripe = 5, off = stripe * geo.stripe_data_bytes() + 8192;  // data role 0
+  const uint32_t pm = role_member(geo, stripe, k), lost = role_member(geo, stripe, 1);
+  // The parity's write dropped: new data beside old parity (the write hole).
+  const std::vector<uint8_t> before(img.buf.data() + off, img.buf.data() + off + 4096);
+  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, img, {{off, 4096}}, {g->volume().member(pm)}));
+  const std::vector<FoundPiece> ps = pieces_on(rig, pm, pl, geo.strip_bytes);
+  const FoundPiece* torn = newest_with(ps, stripe);
+  ASSERT_TRUE(torn && torn->off == ring.offset) << "the torn write's piece should be the ring's first";
+  for (uint32_t m = 0; m < 4; m++) {
+    std::vector<uint8_t> area = rig.raw_read(m, ring.offset, ring.bytes);
+    area.resize(pl.bytes(), 0);
+    rig.raw_write(m, pl.offset, area.data(), area.size());  // format 3's ring: from the area's start
+    for (uint64_t copy : {uint64_t(0), uint64_t(kSuperblockBytes)}) {
+      Superblock sb;
+      ASSERT_EQ(decode_superblock(rig.raw_read(m, copy, kSuperblockBytes).data(), &sb), DecodeResult::Ok);
+      ASSERT_EQ(sb.ppl_format, kPplFormatTailed);
+      sb.ppl_format = kPplFormatRing;
+      std::vector<uint8_t> raw(kSuperblockBytes);
+      encode_superblock(sb, raw.data());
+      rig.raw_write(m, copy, raw.data(), raw.size());
+    }
+  }
+  // Started with the member holding data role 1 missing: replay makes the
+  // parity match the new data role 0, so role 1 (rebuilt from it) reads as
+  // written.
+  g = rig.assemble(open_present(rig, 4, 1ull << lost), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("write-hole log"), std::string::npos) << note;
+  AlignedBuf got(img.buf.size());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, got.size(), got.data()));
+  ASSERT_NO_FATAL_FAILURE(check_torn_image(got.data(), img, geo, {{off, 4096}}, {before}));
+  Superblock now;
+  ASSERT_EQ(decode_superblock(rig.raw_read(pm, 0, kSuperblockBytes).data(), &now), DecodeResult::Ok);
+  EXPECT_EQ(now.ppl_format, kPplFormatTailed) << "the group goes on with ring tails";
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 

@@ -141,7 +141,12 @@ TEST(Superblock, Version3CarriesTheLogFormatAndFloor) {
   EXPECT_EQ(back.ppl_format, 3u);
   EXPECT_EQ(back.ppl_seq_floor, sb.ppl_seq_floor);
   EXPECT_EQ(back.ppl_log().format, 3u);
-  sb.ppl_format = 4;  // a format no gpuraid has written
+  sb.ppl_format = 4;  // ring tails (ppl_format.h)
+  encode_superblock(sb, buf);
+  EXPECT_EQ(buf[8], 3);
+  ASSERT_EQ(decode_superblock(buf, &back), DecodeResult::Ok);
+  EXPECT_EQ(back.ppl_log().format, 4u);
+  sb.ppl_format = 5;  // a format no gpuraid has written
   encode_superblock(sb, buf);
   EXPECT_EQ(decode_superblock(buf, &back), DecodeResult::Malformed);
 }
