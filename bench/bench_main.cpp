@@ -311,7 +311,6 @@ int main(int argc, char** argv) {
                              {"merged_reads", st.merged_reads}, {"held_writes", st.held_writes},
                              {"held_reads", st.held_reads}, {"held_expired", st.held_expired},
                              {"guard_logged_writes", guard ? ppl->logged_writes() : 0},
-                             {"guard_unlogged_writes", guard ? ppl->unlogged_writes() : 0},
                              {"bitmap_dirty_regions", wi.dirty_regions()}};
   }
   if (o.compare && mraw.iops > 0) {
@@ -331,7 +330,6 @@ int main(int argc, char** argv) {
                  {"iops_per_cpu_pct", mplain.iops_per_cpu() > 0 ? mraid.iops_per_cpu() / mplain.iops_per_cpu() : 0}};
     if (ppl)
       cost.update({{"log_writes", ppl->logged_writes()},
-                   {"unlogged_writes", ppl->unlogged_writes()},
                    {"log_batches", ppl->batches()},
                    {"log_waits", ppl->waits()},
                    {"log_flush_rounds", ppl->flush_rounds()},
@@ -365,10 +363,10 @@ int main(int argc, char** argv) {
       printf("as a group writes / without guard and bitmap: IOPS %.3f, MB/s %.3f", mplain.iops > 0 ? mraid.iops / mplain.iops : 0,
              mplain.mbps > 0 ? mraid.mbps / mplain.mbps : 0);
       if (ppl)
-        printf(" (write-hole log: %llu writes in %llu batches, %llu full-stripe writes unlogged, %llu waits for room, "
+        printf(" (write-hole log: %llu writes in %llu batches, %llu waits for room, "
                "%llu flush rounds, %llu tail writes)",
                (unsigned long long)ppl->logged_writes(), (unsigned long long)ppl->batches(),
-               (unsigned long long)ppl->unlogged_writes(), (unsigned long long)ppl->waits(),
+               (unsigned long long)ppl->waits(),
                (unsigned long long)ppl->flush_rounds(), (unsigned long long)ppl->tail_writes());
       printf("\n");
     }

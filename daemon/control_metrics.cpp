@@ -217,9 +217,6 @@ void group_metrics(PromText& p, const std::vector<v1::Group>& groups, const v1::
   };
   const GuardCounter guard[] = {
       {"dg_guard_logged_writes_total", "Stripe writes the write-hole guard logged.", &v1::GroupStats::guard_logged_writes},
-      {"dg_guard_unlogged_writes_total",
-       "Full-stripe writes the write-hole guard needed no entry for (one parity row, no older entry).",
-       &v1::GroupStats::guard_unlogged_writes},
       {"dg_guard_batches_total", "Batches of the guard's log (one FUA write per parity member each).",
        &v1::GroupStats::guard_batches},
       {"dg_guard_flush_rounds_total", "Flushes that made logged writes durable before their log room was reused.",

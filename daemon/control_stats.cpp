@@ -169,7 +169,6 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
     gs->set_failed_members(uint32_t(__builtin_popcountll(gr.g->volume().failed_mask())));
     if (const PplLog* log = gr.g->volume().ppl) {
       gs->set_guard_logged_writes(log->logged_writes());
-      gs->set_guard_unlogged_writes(log->unlogged_writes());
       gs->set_guard_batches(log->batches());
       gs->set_guard_flush_rounds(log->flush_rounds());
       gs->set_guard_log_waits(log->waits());

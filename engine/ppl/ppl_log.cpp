@@ -133,7 +133,7 @@ struct PplLog::Batch {
 // tasks of this reactor in flight (other threads add posted tasks).
 struct alignas(64) PplLog::PerReactor {
   PplLog* log = nullptr;
-  std::atomic<uint64_t> logged{0}, unlogged{0}, batches{0}, waits{0}, flush_rounds{0}, tail_writes{0};
+  std::atomic<uint64_t> logged{0}, batches{0}, waits{0}, flush_rounds{0}, tail_writes{0};
   std::atomic<int64_t> outstanding{0};
   uint32_t id = 0;
   Batch* open = nullptr;
@@ -168,7 +168,6 @@ PplLog::PplLog(Volume& v, const PplLayout& l, const std::array<uint8_t, 16>& gro
       group_(group),
       members_(v.geometry().members),
       first_seq_(first_seq),
-      partial_(v.geometry().parity == 1 ? v.geometry().stripes() : 0),  // read with one row only
       seq_(first_seq) {
   GPR_ASSERT(l.bytes() > kPplTailAreaBytes, "write-hole log area of %llu bytes has no room for its ring",
              (unsigned long long)l.bytes());
@@ -250,11 +249,6 @@ uint64_t PplLog::logged_writes() const {
   for (const auto& pr : reactors_) n += pr->logged.load(std::memory_order_relaxed);
   return n;
 }
-uint64_t PplLog::unlogged_writes() const {
-  uint64_t n = 0;
-  for (const auto& pr : reactors_) n += pr->unlogged.load(std::memory_order_relaxed);
-  return n;
-}
 uint64_t PplLog::batches() const {
   uint64_t n = 0;
   for (const auto& pr : reactors_) n += pr->batches.load(std::memory_order_relaxed);
@@ -328,17 +322,6 @@ bool PplLog::fits(const Batch* b, const Op* op) const {
       return false;
   }
   return true;
-}
-
-bool PplLog::needs_entry(const Op* op, const PplEntry& e) {
-  if (vol_.geometry().parity > 1) return true;  // every write logged: no marks kept
-  if (!(e.flags & kPplZeroPayload)) {
-    partial_.mark(e.stripe);
-    return true;
-  }
-  if (partial_.marked(e.stripe)) return true;
-  bump(reactors_[op->home->id()]->unlogged);
-  return false;
 }
 
 void PplLog::join(Op* op) {

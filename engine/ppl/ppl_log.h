@@ -39,7 +39,6 @@
 
 #include "engine/geometry.h"
 #include "engine/ppl/ppl_format.h"
-#include "engine/ppl/ppl_partial_stripes.h"
 #include "engine/task.h"
 
 namespace gpuraid {
@@ -74,21 +73,9 @@ class PplLog {
   // writes ended (done or failed); its batch may then be retired.
   void join(Op* op);
   void leave(Op* op);
-  // Before join(), for the op's entry e (on its home reactor): false where
-  // the write needs no entry, counted then. A full-stripe write (no
-  // payload) of a group with one parity row on a stripe that had no entry
-  // with partial parity this run: its entry would only have superseded
-  // such an older one (replaying a payload-free entry recomputes the
-  // parity from the data, as the dirty region's resync does, and with a
-  // member lost keeps the parity on disk: either way what no entry gives).
-  // With two or more rows it is kept: replay makes the rows agree in the
-  // columns of a member lost with the stop, and no stripe is marked. With
-  // one row it marks e's stripe where e has a payload.
-  bool needs_entry(const Op* op, const PplEntry& e);
 
   // Figures (any thread).
   uint64_t logged_writes() const;
-  uint64_t unlogged_writes() const;  // full-stripe writes that needed no entry (needs_entry)
   uint64_t batches() const;
   uint64_t waits() const;
   uint64_t flush_rounds() const;
@@ -163,7 +150,6 @@ class PplLog {
   uint32_t members_;
   uint64_t first_seq_;
   uint64_t max_piece_ = 0;  // a batch closes before a piece would pass this
-  PplPartialStripes partial_;
   uint64_t tail_cap_ = ~0ull;  // (lock) no tail names a seq above it: freeze_reclaim_for_crash_test  // stripes with an entry with partial parity this run (one parity row)
 
   // Each on a cache line of its own: both reactors write busy_, and read

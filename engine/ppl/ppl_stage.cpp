@@ -183,7 +183,6 @@ void ppl_log_then(Op* op, void (*next)(Op*), void (*fail)(Op*, int)) {
   op->w.ppl_fail = fail;
   make_entries(op);
   if (!op->w.ppl_nrows) return next(op);  // no parity member written (all failed)
-  if (!op->vol->ppl->needs_entry(op, op->w.ppl_entry)) return next(op);  // a full-stripe write, no older entry
   // Nothing is written until the batch's pieces are on disk: no counted
   // member I/O of the op's own is in flight meanwhile.
   op->errored = 0;

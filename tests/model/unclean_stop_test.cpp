@@ -45,7 +45,7 @@
 //     injector drops writes for good, where a drive serves later reads of
 //     them from its cache until the crash;
 // Torn stripes may share whatever the log's room they like: with the
-// batched log (format 3) a log's room is reused only once the writes it
+// batched log (format 3, 4) a log's room is reused only once the writes it
 // protects are durable, so the torn writes of a stop keep their entries.
 // (With the version 2 log, a slot per stripe freed when its write completed,
 // --seed 1 --episode 5 failed: two torn stripes sharing a slot, the first
@@ -120,7 +120,6 @@ constexpr uint64_t kDriveBytes = 16u << 20;
 struct Figures {
   uint64_t ops = 0, stops = 0, torn_writes = 0, failures = 0, lost_with_stop = 0, degraded_stops = 0, rebuilds = 0,
            forced = 0, torn_blocks_other = 0;
-  uint64_t unlogged = 0;  // full-stripe writes the guard did not log (one parity row, no older partial entry)
 };
 
 class Episode {
@@ -338,7 +337,6 @@ class Episode {
     const std::vector<MemberInfo> info = g_->members();
     for (const MemberInfo& mi : info)
       if (!(expect_missing >> mi.index & 1)) paths.push_back(mi.path);
-    if (vol().ppl) fig_.unlogged += vol().ppl->unlogged_writes();
     g_.reset();  // the crash
     fig_.stops++;
     if (expect_missing) fig_.degraded_stops++;
@@ -524,12 +522,12 @@ int main(int argc, char** argv) {
       const bool good = ep.run();
       const Figures& f = ep.figures();
       printf("  %-22s seed=%-6llu ops=%-5llu stops=%llu (degraded %llu, member lost with it %llu) torn writes=%llu "
-             "(blocks neither old nor new, on the member lost: %llu) unlogged full stripes=%llu failures=%llu rebuilds=%llu%s "
+             "(blocks neither old nor new, on the member lost: %llu) failures=%llu rebuilds=%llu%s "
              "digest=%016llx\n",
              describe(eps[i]).c_str(), (unsigned long long)s, (unsigned long long)f.ops, (unsigned long long)f.stops,
              (unsigned long long)f.degraded_stops, (unsigned long long)f.lost_with_stop,
              (unsigned long long)f.torn_writes, (unsigned long long)f.torn_blocks_other,
-             (unsigned long long)f.unlogged, (unsigned long long)f.failures, (unsigned long long)f.rebuilds,
+             (unsigned long long)f.failures, (unsigned long long)f.rebuilds,
              f.forced ? (" forced=" + std::to_string(f.forced)).c_str() : "", (unsigned long long)ep.digest());
       total.ops += f.ops;
       total.stops += f.stops;
