@@ -78,6 +78,7 @@ struct PplBatchHeader {
 // their room may hold newer pieces, so replay ignores them. Written
 // alternately (count % 2), with FUA, before freed room is reused; the valid
 // block with the higher seq counts, so a torn tail write leaves the older.
+constexpr uint32_t kPplFormatSlots = 2;   // a slot per stripe (read only)
 constexpr uint32_t kPplFormatRing = 3;   // the ring from the area's start
 constexpr uint32_t kPplFormatTailed = 4;  // tail blocks, then the ring
 constexpr uint64_t kPplTailAreaBytes = 8192;

@@ -101,7 +101,7 @@ bool collect_v2(const Geometry& g, const Drives& dv, const PplLayout& l, const s
     if (!plausible(g, dv, m, e) || l.slot_of(e.stripe) != slot) continue;
     const Found f{role_member(g, e.stripe, g.data_strips() + e.row), l.slot_offset(slot) - l.offset + kPplHeaderBytes, e,
                   false, m};
-    if (!read_payload(d, ppl_ring(l, 2), f, pp, &rc)) {
+    if (!read_payload(d, ppl_ring(l, kPplFormatSlots), f, pp, &rc)) {
       if (rc < 0) return io_fail(err, d, "log read", rc);
       continue;  // torn log write: its stripe was not touched
     }

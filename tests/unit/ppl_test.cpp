@@ -771,7 +771,8 @@ TEST(WriteHoleGuard, AReclaimedPieceBelowTheRingTailIsIgnored) {
   }
   const uint32_t pm = role_member(geo, stripe, k);
   const PplLayout pl = g->volume().ppl->layout();
-  const FoundPiece* newer = newest_with(pieces_on(rig, pm, pl, geo.strip_bytes), stripe);
+  const std::vector<FoundPiece> written = pieces_on(rig, pm, pl, geo.strip_bytes);
+  const FoundPiece* newer = newest_with(written, stripe);
   ASSERT_TRUE(newer);
   const uint64_t newer_seq = newer->h.seq, newer_at = newer->off, newer_bytes = newer->h.header_bytes;
   // Writes of other stripes with the same parity member, until a tail
