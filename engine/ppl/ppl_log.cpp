@@ -401,7 +401,7 @@ bool PplLog::place(Batch* b) {
   const uint64_t area = ring_.bytes;
   for (const Batch::Out& o : b->outs()) {
     const Ring& r = rings_[o.member];
-    if (area - r.used - r.held < o.bytes) return false;
+    if (area - r.used - r.held - r.pinned < o.bytes) return false;
   }
   for (Batch::Out& o : b->outs()) {
     Ring& r = rings_[o.member];
@@ -667,8 +667,7 @@ void PplLog::settle_locked(Batch* const* bs, size_t n, Released* out) {
     Ring& r = rings_[__builtin_ctzll(m)];
     while (!r.pieces.empty() && r.pieces.front().batch->durable) {
       Batch* b = r.pieces.front().batch;
-      r.held += r.pieces.front().bytes;
-      r.held_pieces.emplace_back(b->seq, r.pieces.front().bytes);
+      (b->seq < tail_cap_ ? r.held : r.pinned) += r.pieces.front().bytes;
       ring_used(r, r.used - r.pieces.front().bytes);
       r.pieces.pop_front();
       if (--b->pieces_left == 0) reactors_[b->reactor]->free.push_back(b);
@@ -700,29 +699,21 @@ void PplLog::start_tails_locked(uint64_t rings, Released* out) {
     Ring& r = rings_[i];
     if (r.tail_busy || r.held == 0) continue;
     if ((failed >> i & 1) || !vol_.member(i)) {
-      r.held = 0;
-      r.held_pieces.clear();
+      r.held = r.pinned = 0;
       freed = true;
       continue;
     }
-    // Every held piece is older than the live ones, and than seq_: all of
-    // it goes, but where a test capped the tail.
-    uint64_t seq = r.pieces.empty() ? seq_ : r.pieces.front().batch->seq, bytes = r.held;
-    size_t n = r.held_pieces.size();
-    if (seq > tail_cap_) {
-      seq = tail_cap_;
-      bytes = 0;
-      for (n = 0; n < r.held_pieces.size() && r.held_pieces[n].first < seq; n++) bytes += r.held_pieces[n].second;
-    }
-    if (bytes == 0 || (bytes < ring_.bytes / 8 && waiting_.empty())) continue;
+    // Every held piece is older than the live ones, than seq_ and than a
+    // test's cap (those above it are pinned): all of it goes.
+    const uint64_t seq = std::min(r.pieces.empty() ? seq_ : r.pieces.front().batch->seq, tail_cap_);
+    if (r.held < ring_.bytes / 8 && waiting_.empty()) continue;
     PplTail t;
     t.group = group_;
     t.seq = seq;
     t.count = r.tail_count++;
     encode_ppl_tail(t, r.tail_buf.get());
     r.tail_off = layout_.offset + (t.count % 2) * 4096;
-    r.fencing = bytes;
-    r.fence_n = n;
+    r.fencing = r.held;
     r.tail_busy = true;
     out->tails |= 1ull << i;
   }
@@ -747,9 +738,7 @@ void PplLog::tail_done(MemberIo* io) {
   log->lock();
   Ring& r = log->rings_[i];
   r.held -= r.fencing;
-  r.held_pieces.erase(r.held_pieces.begin(), r.held_pieces.begin() + std::ptrdiff_t(r.fence_n));
   r.fencing = 0;
-  r.fence_n = 0;
   r.tail_busy = false;
   log->place_waiting_locked(&freed);
   log->start_tails_locked(1ull << i, &freed);

@@ -102,12 +102,10 @@ class PplLog {
     uint64_t head = 0;  // where the next piece starts
     uint64_t used = 0;  // bytes of the live pieces in it
     // Reclaimed room (the oldest pieces, before the live ones in ring
-    // order) not reused until a tail write past it is on disk: its pieces
-    // (seq, bytes) in order; of it, `fencing` bytes in `fence_n` pieces are
-    // what the tail write in flight frees.
-    uint64_t held = 0, fencing = 0;
-    size_t fence_n = 0;
-    std::deque<std::pair<uint64_t, uint64_t>> held_pieces;
+    // order) not reused until a tail write past it is on disk; of it,
+    // `fencing` is what the tail write in flight frees. `pinned`: reclaimed
+    // pieces at or above tail_cap_ (a crash test's), never freed.
+    uint64_t held = 0, fencing = 0, pinned = 0;
     bool tail_busy = false;
     uint64_t tail_count = 0;  // tail writes started this run
     uint64_t tail_off = 0;    // member offset of the block the one in flight goes to
@@ -150,7 +148,7 @@ class PplLog {
   uint32_t members_;
   uint64_t first_seq_;
   uint64_t max_piece_ = 0;  // a batch closes before a piece would pass this
-  uint64_t tail_cap_ = ~0ull;  // (lock) no tail names a seq above it: freeze_reclaim_for_crash_test  // stripes with an entry with partial parity this run (one parity row)
+  uint64_t tail_cap_ = ~0ull;  // (lock) no tail names a seq above it: freeze_reclaim_for_crash_test
 
   // Each on a cache line of its own: both reactors write busy_, and read
   // pressure_ at every written batch.
