@@ -444,7 +444,9 @@ grpc::Status ControlPlane::replace_member(const v1::ReplaceMemberRequest& q, v1:
 // stop|pause hold the running rebuild at its checkpoint (recorded: it stays
 // held across a restart, and a rebuild that begins meanwhile starts held);
 // resume|start release it; start also begins a rebuild onto a spare (the
-// group's, else the pool's) when a member is failed and none runs.
+// group's, else the pool's) when a member is failed and none runs. A
+// rebuild already running is what start asks for: no error (the housekeeper
+// starts one by itself when a spare comes, maybe just before start).
 grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
   DriveGroup& dg = *gr.g;
   const std::string& name = gr.r.name();
@@ -463,7 +465,7 @@ grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
   }
   if (act == v1::TASK_ACTION_RESUME)
     return precondition(running ? "the rebuild of " + name + " is not held: it is running" : "no rebuild is held in " + name);
-  if (running) return precondition("a rebuild is already running in " + name);
+  if (running) return grpc::Status::OK;
   // Nothing running: onto a spare, if a member is failed.
   int failed = -1;
   for (const auto& m : dg.members())
@@ -472,7 +474,8 @@ grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
   std::string err;
   // Declustered groups: into the distributed spare room first, while it has room.
   if (dg.spare_count() > 0 || dg.volume().room_left()) {
-    if (!dg.rebuild_onto_spare(&err)) return precondition("cannot rebuild onto the spare of " + name + ": " + err);
+    if (!dg.rebuild_onto_spare(&err) && !dg.rebuild_progress().running)
+      return precondition("cannot rebuild onto the spare of " + name + ": " + err);
   } else {
     take_pool_spare(gr, uint32_t(failed));
   }

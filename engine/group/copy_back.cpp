@@ -27,8 +27,8 @@ bool Group::Impl::start_copy_back(uint32_t member, std::unique_ptr<Drive> d, boo
     return *err = "only the last member into the distributed spare room (member " + std::to_string(room->order().back()) +
                   ") can leave it: copy that one back first",
            false;
-  settle_rebuild();
-  if (const int r = rebuild_owner(); r >= 0)
+  std::unique_lock<std::recursive_mutex> starts;
+  if (const int r = hold_rebuild_starts(&starts); r >= 0)
     return *err = "a rebuild of member " + std::to_string(r) + " is running: copy " + who + " back when it ends", false;
   if (!d || d->type() == DriveType::Null) return *err = "the drive to copy back onto must be a real drive", false;
   if (!refuse_shared(*d, err, int(member))) return false;  // its own old drive may come back

@@ -613,7 +613,7 @@ std::vector<MemberInfo> Group::members() const {
 
 size_t Group::spare_count() const {
   std::lock_guard<std::mutex> l(impl_->mu);
-  size_t n = 0;
+  size_t n = impl_->spares_starting;  // taken by the housekeeper, its rebuild not started yet
   for (const Slot& s : impl_->sb.slots) n += s.state == SlotState::Spare;
   return n;
 }
@@ -639,8 +639,8 @@ bool Group::replace_member(uint32_t index, std::unique_ptr<Drive> drive, bool fo
     return fail(err, "member " + std::to_string(index) + " is not failed: fail it first");
   if (volume_->missing_mask() >> index & 1)
     return fail(err, "member " + std::to_string(index) + " is missing (its path may come back): fail it first to replace it");
-  impl_->settle_rebuild();
-  if (impl_->rebuild_owner() >= 0) return fail(err, "a rebuild is already running");
+  std::unique_lock<std::recursive_mutex> starts;
+  if (impl_->hold_rebuild_starts(&starts) >= 0) return fail(err, "a rebuild is already running");
   if (!drive || drive->type() == DriveType::Null) return fail(err, "the replacement must be a real drive");
   // A failed member's own drive may come back into its slot (rebuilt in full,
   // as md's re-add): a write still in flight to it holds its stripe's lock,
@@ -708,8 +708,10 @@ std::unique_ptr<Drive> Group::remove_spare(const std::string& path, std::string*
 bool Group::rebuild_onto_spare(std::string* err) {
   Impl& im = *impl_;
   Volume& v = *volume_;
-  im.settle_rebuild();
-  if (const int r = im.rebuild_owner(); r >= 0) return fail(err, "a rebuild of member " + std::to_string(r) + " is running");
+  // A spare the housekeeper is taking for the member: its rebuild has started when this holds the starts.
+  std::unique_lock<std::recursive_mutex> starts;
+  if (const int r = im.hold_rebuild_starts(&starts); r >= 0)
+    return fail(err, "a rebuild of member " + std::to_string(r) + " is running");
   const uint64_t failed = v.failed_mask() & ~v.missing_mask();  // missing ones may come back
   if (!failed) return fail(err, "no member is failed: nothing to rebuild");
   const uint32_t m = uint32_t(__builtin_ctzll(failed));

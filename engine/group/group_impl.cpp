@@ -245,6 +245,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
 }
 
 bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare, std::string* err) {
+  std::lock_guard<std::recursive_mutex> starts(start_mu);
   const Geometry& g = vol->geometry();
   // No new drive: the slot's own one again (a re-add in full), which the
   // volume still holds; it stays in place whatever happens.
@@ -305,6 +306,8 @@ bool Group::Impl::start_replacement(uint32_t member, std::unique_ptr<Drive> d, b
 }
 
 bool Group::Impl::start_room_rebuild(uint32_t member, std::string* err) {
+  std::lock_guard<std::recursive_mutex> starts(start_mu);
+  if (const int r = rebuild_owner(); r >= 0) return *err = "a rebuild of member " + std::to_string(r) + " is running", false;
   const Geometry& g = vol->geometry();
   uint8_t place = 1;
   {
@@ -335,6 +338,8 @@ bool Group::Impl::start_room_rebuild(uint32_t member, std::string* err) {
 }
 
 bool Group::Impl::take_spare_for(uint32_t member, std::string* err) {
+  std::lock_guard<std::recursive_mutex> starts(start_mu);
+  if (const int r = rebuild_owner(); r >= 0) return *err = "a rebuild of member " + std::to_string(r) + " is running", false;
   std::unique_ptr<Drive> d;
   {
     std::lock_guard<std::mutex> l(mu);
@@ -343,13 +348,19 @@ bool Group::Impl::take_spare_for(uint32_t member, std::string* err) {
         d = std::move(drives[s]);
         sb.slots[s] = Slot{};
       }
+    spares_starting += d != nullptr;
   }
   if (!d) {
     *err = "no spare";
     return false;
   }
   const std::string path = d->path();
-  if (start_replacement(member, std::move(d), true, err)) return true;
+  const bool started = start_replacement(member, std::move(d), true, err);
+  {
+    std::lock_guard<std::mutex> l(mu);
+    spares_starting--;
+  }
+  if (started) return true;
   // It cannot take over: it leaves the group (no superblock lists it).
   *err = "spare " + path + " cannot replace member " + std::to_string(member) + ": " + *err;
   persist([] {});
@@ -361,6 +372,12 @@ void Group::Impl::settle_rebuild(double timeout_s) const {
   const uint64_t deadline = mono_ns() + uint64_t(timeout_s * 1e9);
   while (vol->rebuilding_member() < 0 && rebuild_finished.load() && mono_ns() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+int Group::Impl::hold_rebuild_starts(std::unique_lock<std::recursive_mutex>* l) {
+  settle_rebuild();
+  *l = std::unique_lock<std::recursive_mutex>(start_mu);
+  return rebuild_owner();
 }
 
 size_t Group::Impl::spares_left() const {

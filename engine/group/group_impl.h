@@ -152,6 +152,21 @@ struct Group::Impl {
   // waits (at most timeout_s) for a finished rebuild's member to be made
   // active, which the housekeeper does within a tick.
   void settle_rebuild(double timeout_s = 10) const;
+  // The starts of rebuilds (a spare the housekeeper takes, an operator's
+  // replace, re-add, rebuild or copy-back, a returning path): each checks
+  // that none runs and starts one under it, so that two never start at once
+  // and an operator's check does not see a spare the housekeeper is taking
+  // half-taken ("no spare" while its rebuild starts). Recursive: the start_*
+  // functions take it themselves, inside callers that already hold it.
+  // Never waited for with it held (settle_rebuild first: the housekeeper
+  // may need it).
+  std::recursive_mutex start_mu;
+  // settle_rebuild, then holds start_mu in *l; the member a rebuild runs
+  // for, or -1.
+  int hold_rebuild_starts(std::unique_lock<std::recursive_mutex>* l);
+  // Spares out of their slot while take_spare_for starts their rebuild (mu):
+  // still counted by spare_count().
+  uint32_t spares_starting = 0;
   // d null: the slot's own drive, rebuilt in full.
   bool start_replacement(uint32_t member, std::unique_ptr<Drive> d, bool from_spare_slot, std::string* err);
   // A new drive against the drives in the group's slots (members, failed

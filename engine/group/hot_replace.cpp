@@ -47,8 +47,8 @@ bool Group::hot_replace(uint32_t index, std::unique_ptr<Drive> drive, bool force
   if (v.unusable_mask() >> index & 1)
     return *err = who + " is not working (failed, missing or rebuilding): replace it with a rebuild instead", false;
   if (im.hot.member.load() >= 0) return *err = "member " + std::to_string(im.hot.member.load()) + " is being replaced", false;
-  im.settle_rebuild();
-  if (const int r = im.rebuild_owner(); r >= 0)
+  std::unique_lock<std::recursive_mutex> starts;
+  if (const int r = im.hold_rebuild_starts(&starts); r >= 0)
     return *err = "a rebuild of member " + std::to_string(r) + " is running: replace " + who + " when it ends", false;
   if (!drive || drive->type() == DriveType::Null) return *err = "the replacement must be a real drive", false;
   if (!im.refuse_shared(*drive, err)) return false;

@@ -85,8 +85,8 @@ bool Group::reinstate_member(uint32_t index, std::string* err) {
   const std::string who = "member " + std::to_string(index);
   if (index >= v.geometry().members) return *err = "no " + who, false;
   if (!(v.missing_mask() >> index & 1)) return *err = who + " is not missing", false;
-  im.settle_rebuild();
-  if (const int r = im.rebuild_owner(); r >= 0)
+  std::unique_lock<std::recursive_mutex> starts;
+  if (const int r = im.hold_rebuild_starts(&starts); r >= 0)
     return *err = "a rebuild of member " + std::to_string(r) + " is running: " + who + " returns when it ends", false;
   Drive* d = v.member(index);
   const SuperblockRead r = read_superblock(*d);
@@ -106,6 +106,7 @@ bool Group::Impl::resume_member(uint32_t index, std::unique_ptr<Drive> fresh, Sl
   Volume& v = *vol;
   const std::string who = "member " + std::to_string(index);
   Drive* d = fresh ? fresh.get() : v.member(index);
+  std::lock_guard<std::recursive_mutex> starts(start_mu);
   if (const int r = rebuild_owner(); r >= 0) return *err = "a rebuild of member " + std::to_string(r) + " is running", false;
   // Its own bitmap is as old as its departure: the current image goes first.
   if (!wi->copy_to(*d, err)) return *err = who + " cannot come back: it cannot take the write-intent bitmap (" + *err + ")", false;

@@ -37,8 +37,8 @@ bool Group::readd_member(uint32_t index, std::unique_ptr<Drive> drive, bool forc
   if (index >= g.members) return *err = "no " + who, false;
   if (!g.has_parity() && !g.is_mirror()) return *err = "raid0 has no redundancy to rebuild a member from", false;
   if (!(v.failed_mask() >> index & 1)) return *err = who + " is not failed: nothing to re-add", false;
-  im.settle_rebuild();
-  if (const int r = im.rebuild_owner(); r >= 0)
+  std::unique_lock<std::recursive_mutex> starts;
+  if (const int r = im.hold_rebuild_starts(&starts); r >= 0)
     return *err = "a rebuild of member " + std::to_string(r) + " is running: re-add " + who + " when it ends", false;
   if (!drive && !im.present(index)) return *err = who + " has no drive here: give the drive to put back", false;
   if (drive && drive->type() == DriveType::Null) return *err = "a re-added member must be a real drive", false;

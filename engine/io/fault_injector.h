@@ -63,6 +63,10 @@ class FaultInjector {
     return k != SyncKind::Read && (modes_.load(std::memory_order_relaxed) & kHangSyncWrites);
   }
   void disarm(uint32_t modes) { modes_.fetch_and(~modes); }
+  // Synchronous I/Os waiting in a hang now (tests wait for one to begin).
+  uint32_t hanging() const { return hanging_.load(); }
+  void hang_begins() { hanging_.fetch_add(1); }
+  void hang_ends() { hanging_.fetch_sub(1); }
   // A synchronous I/O (no latency added): 0 to do it, or the error to
   // return instead (a short transfer there is -EIO, as Drive reports it).
   int on_sync(SyncKind k);
@@ -73,6 +77,7 @@ class FaultInjector {
   std::atomic<uint32_t> pending_modes_{0};
   std::atomic<uint32_t> countdown_{0};
   std::atomic<uint32_t> latency_us_{0};
+  std::atomic<uint32_t> hanging_{0};
 };
 
 }  // namespace gpuraid

@@ -23,8 +23,12 @@ namespace gpuraid {
 // as a device that stopped answering; then an injected error, or 0.
 static int injected(const MetaTarget& t, FaultInjector::SyncKind k) {
   if (!t.faults->active()) return 0;
-  while (t.faults->hangs(k) && !(t.stopping && t.stopping->load(std::memory_order_acquire)))
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (t.faults->hangs(k)) {
+    t.faults->hang_begins();
+    while (t.faults->hangs(k) && !(t.stopping && t.stopping->load(std::memory_order_acquire)))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    t.faults->hang_ends();
+  }
   return t.faults->on_sync(k);
 }
 

@@ -77,5 +77,20 @@ expect_err_has "not held"
 gp dg rates r5 --rebuild 0 >/dev/null
 gp dg show r5 --watch --interval 0.2 >/dev/null
 gp vd read v --verify-pattern 1 --length 64M
+
+step "a spare given to the group right before start: whoever starts it, start answers no error"
+# The group's housekeeper takes a dedicated spare for a failed member by
+# itself: start comes before it, during it (it waits) or after it.
+gp pd fail pd3 >/dev/null
+gp pd add "$T/drive6.img" --size 64M >/dev/null
+gp dg rates r5 --rebuild 4M >/dev/null
+gp pd spare pd6 --group r5 >/dev/null
+gp dg rebuild r5 start
+check "pd6 rebuilds" "r5 rebuilding" "$(gp pd show pd6 --json | json 'd["group"] + " " + d["state"]')"
+gp dg rebuild r5 start
+gp dg rates r5 --rebuild 0 >/dev/null
+gp dg show r5 --watch --interval 0.2 >/dev/null
+check "r5" optimal "$(gstate r5)"
+gp vd read v --verify-pattern 1 --length 64M
 stop_daemon
 echo "rebuild_control: OK"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <thread>
 
 #include "engine/group/group_impl.h"
 #include "engine/group/metadata_io.h"
@@ -357,6 +358,52 @@ TEST(GroupSpare, TwoFailuresAtOnceTakeTwoSpares) {
   ASSERT_TRUE(g->fail_member(4, &err)) << err;
   ASSERT_TRUE(rig.wait([&] { return g->spare_count() == 0 && g->state() == GroupState::Optimal; }))
       << "spares left: " << g->spare_count() << ", failed members: " << g->volume().failed_mask();
+  img.check(rig, g->volume());
+  ASSERT_TRUE(g->stop(&err));
+}
+
+// An operator's rebuild asked while the housekeeper takes the group's spare
+// for the failed member (the spare out of its slot, its rebuild not started:
+// here its metadata writes hang) waits for that start and says a rebuild
+// runs. It answered "no spare", and the spare count read 0 meanwhile.
+TEST(GroupSpare, ARebuildAskedWhileTheHousekeeperTakesTheSpareWaitsForIt) {
+  GroupRig rig(7);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  Image img(g->volume().size_bytes());
+  img.write_all(rig, g->volume());
+  // add_spare writes the spare's superblock (the hang cannot be armed
+  // before) and asks the housekeeper to take it: should its tick come first,
+  // again with the next drive.
+  bool caught = false;
+  for (uint32_t spare = 4; spare < 7 && !caught; spare++) {
+    const size_t from = rig.event_count();
+    ASSERT_TRUE(g->fail_member(2, &err)) << err;
+    std::unique_ptr<Drive> d = rig.open(spare);
+    FaultInjector& f = d->faults();
+    ASSERT_TRUE(g->add_spare(std::move(d), false, &err)) << err;
+    f.arm(FaultInjector::kHangSyncWrites);
+    ASSERT_TRUE(rig.wait([&] { return f.hanging() > 0 || rig.find_event(GroupEvent::RebuildStarted, nullptr, from); }, 10));
+    caught = f.hanging() > 0;
+    if (caught) {
+      EXPECT_EQ(g->spare_count(), 1u) << "a spare being taken is still a spare";
+      std::thread release([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        f.disarm(FaultInjector::kHangSyncWrites);
+      });
+      const bool started = g->rebuild_onto_spare(&err);
+      release.join();
+      EXPECT_FALSE(started) << "the housekeeper started it";
+      EXPECT_NE(err.find("a rebuild of member 2 is running"), std::string::npos) << err;
+      EXPECT_TRUE(g->rebuild_progress().running);
+    }
+    f.disarm(FaultInjector::kHangSyncWrites);
+    ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildFinished, nullptr, from); }));
+    ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal; }));
+  }
+  EXPECT_TRUE(caught) << "the housekeeper took every spare before its hang was armed";
+  EXPECT_EQ(g->spare_count(), 0u);
   img.check(rig, g->volume());
   ASSERT_TRUE(g->stop(&err));
 }
