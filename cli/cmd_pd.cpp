@@ -136,6 +136,9 @@ void add_pd_commands(Cli& c) {
         v1::Drive r;
         if (int rc = cl.call(&v1::Gpuraid::Stub::SetDriveSpare, q, &r)) return rc;
         if (c.g.json) print_json(r);
+        else if (r.role() == v1::DRIVE_ROLE_MEMBER)  // a degraded group took it from the pool at once
+          printf("%s is a spare: %s took it for member %d and rebuilds onto it (gpuraid dg show %s --watch)\n",
+                 r.id().c_str(), r.group().c_str(), r.member_index(), r.group().c_str());
         else printf("%s is a spare%s\n", r.id().c_str(), r.group().empty() ? " (global pool)" : (" of " + r.group()).c_str());
         return int(kOk);
       };

@@ -288,6 +288,11 @@ grpc::Status ControlPlane::set_drive_spare(const v1::SetDriveSpareRequest& q, v1
     if (!q.force() && DriveGroup::holds_data(*d->drive, &what))
       return precondition(q.id() + " holds " + what + ": give --force to use it anyway");
     d->r.set_role(v1::DRIVE_ROLE_SPARE);
+    // A degraded group waiting for a drive (a failed member, no spare of
+    // its own, no rebuild) takes it at once, as after a failure (md's add to
+    // a degraded array); the others wait for their next failure.
+    for (auto& [name, gr] : groups_)
+      if (gr.g && d->r.group().empty() && d->r.role() == v1::DRIVE_ROLE_SPARE) take_pool_spare_for_failed(gr);
     drive_to_api(*d, out);
     return persist_status();
   }
