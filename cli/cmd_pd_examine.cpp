@@ -108,7 +108,13 @@ void add_pd_examine(Cli& c, CLI::App* pd) {
     c.action = [&c, path](Client&) {
       int fd = ::open(path->c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
       if (fd < 0 && errno == EINVAL) fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);  // tmpfs: no O_DIRECT
-      if (fd < 0) return report_error(kServerError, "examine", "cannot open " + *path + ": " + strerror(errno), false);
+      if (fd < 0) {
+        std::string msg = "cannot open " + *path + ": " + strerror(errno);
+        // A drive id where a path belongs (examine asks no daemon).
+        if (errno == ENOENT && path->find('/') == std::string::npos)
+          msg += " (examine reads a device or file, not a drive id: gpuraid pd show " + *path + " names its path)";
+        return report_error(kServerError, "examine", msg, false);
+      }
       Copy copies[2];
       std::string why;
       bool ok = true;

@@ -13,7 +13,10 @@ bool drive_holds_data(Drive& d, std::string* what) {
   if (d.type() == DriveType::Null) return false;
   SuperblockRead sb = read_superblock(d);
   if (sb.any_magic) {
-    *what = sb.ok ? "a gpuraid superblock (group " + uuid_str(sb.sb.group_uuid) + ")" : "a damaged gpuraid superblock";
+    *what = !sb.ok ? "a damaged gpuraid superblock"
+            : sb.sb.name.empty()
+                ? "a gpuraid superblock (group " + uuid_str(sb.sb.group_uuid) + ")"
+                : "a gpuraid superblock (group " + sb.sb.name + ", " + uuid_str(sb.sb.group_uuid) + ")";
     return true;
   }
   // libblkid reads block devices and files; an nvme-char drive is probed
