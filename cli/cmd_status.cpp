@@ -77,9 +77,15 @@ void print_group(const v1::Group& g, const v1::StatusOverview& st) {
 void print_drives(const v1::StatusOverview& st) {
   std::string spares, free, trouble;
   for (const auto& d : st.drives()) {
-    if (d.state() == v1::DRIVE_STATE_FAILED || d.state() == v1::DRIVE_STATE_MISSING)
+    if (d.state() == v1::DRIVE_STATE_FAILED || d.state() == v1::DRIVE_STATE_MISSING) {
+      std::string say = d.note();
+      // A failed member still in its group: the ways on (OPERATIONS.md).
+      if (say.empty() && d.state() == v1::DRIVE_STATE_FAILED && d.role() == v1::DRIVE_ROLE_MEMBER)
+        say = "replace it (gpuraid dg replace " + d.group() + " --old " + d.id() +
+              " --with PD) or put it back (gpuraid dg readd " + d.group() + " " + d.id() + ")";
       trouble += "      " + d.id() + " " + drive_state_word(d.state()) + " " + d.path() +
-                 (d.group().empty() ? "" : " (" + d.group() + ")") + (d.note().empty() ? "" : ": " + d.note()) + "\n";
+                 (d.group().empty() ? "" : " (" + d.group() + ")") + (say.empty() ? "" : ": " + say) + "\n";
+    }
     else if (d.role() == v1::DRIVE_ROLE_SPARE && d.group().empty() && !d.note().empty())
       trouble += "      " + d.id() + " pool spare " + d.path() + ": " + d.note() + "\n";
     else if (d.role() == v1::DRIVE_ROLE_SPARE && d.group().empty())

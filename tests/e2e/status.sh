@@ -39,6 +39,7 @@ grep -q "^m1 : degraded raid1 pd7\[0\] pd8\[1\](failed)" "$T/status" || fail "m1
 grep -q "\[1/2\] \[U_\], redundancy reduced (survives 0 more)" "$T/status" || fail "m1 member map and redundancy"
 grep -q "^free drives: pd9" "$T/status" || fail "free drives"
 grep -q "^      pd1 failed .*d1.img" "$T/status" || fail "pd1 (replaced, failed) needs attention"
+grep -q "^      pd8 failed .*(m1): replace it (gpuraid dg replace m1 --old pd8 --with PD) or put it back (gpuraid dg readd m1 pd8)" "$T/status" || fail "pd8 (failed in m1): the ways on"
 
 step "status --json"
 gp status --json >"$T/status.json"
