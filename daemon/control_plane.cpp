@@ -228,7 +228,10 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   // A drive that joined (a spare taken, a replacement, a drive back, a hot
   // replace) gets the volume table once it is a member: every way in ends
   // with a rebuild, full or of the regions it missed.
-  if (pe.ev.kind == GroupEvent::RebuildFinished) write_volume_table(gr);
+  if (pe.ev.kind == GroupEvent::RebuildFinished) {
+    write_volume_table(gr);
+    take_pool_spare_for_failed(gr);  // a member that failed during the rebuild waited for it
+  }
   std::string err;
   if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);
 }
@@ -237,6 +240,10 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
 // global pool (the smallest that fits).
 void ControlPlane::take_pool_spare(GroupRec& gr, uint32_t member) {
   if (!DriveGroup::resilient() || gr.g->spare_count() > 0 || gr.g->volume().failed()) return;
+  // One rebuild at a time: a member that failed during another's waits for
+  // its end (RebuildFinished takes a spare for it then), as the group's own
+  // spares do.
+  if (gr.g->rebuild_progress().running) return;
   uint64_t need = gr.g->volume().data_offset() + gr.g->volume().geometry().member_data_bytes;
   DriveRec* best = nullptr;
   for (auto& [id, d] : drives_)

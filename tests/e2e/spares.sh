@@ -3,7 +3,8 @@
 # spare slot is released (also after a restart: the members' superblocks
 # and the registry agree) and the drive is wiped, free for anything. RAID 0
 # has no redundancy, so spares for it are refused (dg create --spare, pd
-# spare --group) with a clear message.
+# spare --group) with a clear message. A pool spare for a second failure
+# waits for the first's rebuild.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ways_back_lib.sh"
 
@@ -43,6 +44,34 @@ expect_rc 1 gp pd spare pd6 --group r0
 echo "   $ERR"
 expect_err_has "no redundancy"
 check "pd6" free "$(gp pd show pd6 --json | json 'd["role"]')"
+
+step "a pool spare given while r5 waits for a drive: r5 takes it at once"
+for i in $(seq 8 15); do gp pd add "$T/drive$i.img" --size 64M >/dev/null; done
+OUT=$(gp pd spare pd15)
+echo "   $OUT"
+case "$OUT" in *"r5 took it for member 1"*) ;; *) fail "pd spare did not say r5 took pd15: $OUT" ;; esac
+optimal() { [ "$(gstate "$1")" = optimal ]; }
+wait_for "r5 optimal again" 60 optimal r5
+
+step "two members of a RAID 6 fail, two pool spares: the second waits for the first's rebuild, then is taken"
+gp dg create --level 6 --name r6 pd8 pd9 pd10 pd11 pd12 >/dev/null
+gp dg show r6 --watch --interval 0.2 >/dev/null
+gp pd spare pd13 >/dev/null
+gp pd spare pd14 >/dev/null
+gp dg rates r6 --rebuild 4M >/dev/null
+gp pd fail pd9 >/dev/null
+rebuilding() { [ "$(gstate "$1")" = rebuilding ]; }
+wait_for "a pool spare taken for pd9" 10 rebuilding r6
+gp pd fail pd11 >/dev/null
+sleep 1
+WAITING=$(gp pd list --json | json '" ".join(x["id"] for x in d["drives"] if x["role"] == "spare" and x.get("group", "") == "")')
+check "one pool spare waits" 1 "$(echo $WAITING | wc -w)"
+check "and says nothing went wrong" "" "$(gp pd show $WAITING --json | json 'd.get("note", "")')"
+gp dg rates r6 --rebuild 0 >/dev/null
+wait_for "r6 optimal again" 60 optimal r6
+check "$WAITING" "member r6" "$(gp pd show $WAITING --json | json 'd["role"] + " " + d["group"]')"
+gp events --json | grep -q '"spare_failed"' && fail "a spare_failed event: $(gp events | grep -i spare)"
+echo "   ok: no spare_failed event"
 
 step "bad input"
 expect_rc 1 gp pd unspare pd6
