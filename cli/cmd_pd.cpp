@@ -47,6 +47,7 @@ void simple(Cli& c, CLI::App* pd, const char* name, const char* help, M rpc) {
       if (int rc = cl.call(rpc, q, &r)) return rc;
       if constexpr (std::is_same_v<Resp, v1::Drive>) print_drive(c.g, r);
       else if (c.g.json) print_json(r);
+      else if (std::string(name) == "remove") printf("%s removed: forgotten by the daemon, its contents left as they are\n", id->c_str());
       else printf("%s: %s done\n", id->c_str(), name);
       return int(kOk);
     };
