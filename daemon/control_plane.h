@@ -165,6 +165,8 @@ class ControlPlane {
   // A group that runs degraded with no dedicated spare: the first failed
   // member takes a pool spare, if one fits (as after a failure).
   void take_pool_spare_for_failed(GroupRec& gr);
+  void adopt_offered(GroupRec& gr, const std::vector<std::string>& offered,
+                     std::vector<std::unique_ptr<Drive>>& unlisted);
   // An event when a reactor's parity backend falls back to the CPU (once each).
   void check_parity_backends();
   void publish(v1::EventKind kind, const std::string& msg, const std::string& group = "",

@@ -2,6 +2,7 @@
 // reassembled from its members (found by UUID: at their recorded paths or,
 // when renamed, among the configured scan paths), and VDs and their
 // exports come back.
+#include <algorithm>
 #include <set>
 
 #include "daemon/control_plane.h"
@@ -135,6 +136,20 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
       found.insert(u->second);
       drives.push_back(std::move(d));
     }
+  // A free drive or pool spare the group took just before a crash: the
+  // members' superblocks name it, the registry (saved after them) not yet;
+  // and the member it replaced, still in the registry's list, is no longer
+  // in the group's (it went offline over that). Assembly places the first
+  // and hands back the drives it no longer lists (adopt_offered).
+  std::vector<std::string> offered;
+  if (DriveGroup::resilient())
+    for (auto& [id, d] : drives_) {
+      std::string gu, mu;
+      if (!d.drive || !d.r.group().empty() || d.r.role() == v1::DRIVE_ROLE_MEMBER || d.r.failed()) continue;
+      if (!DriveGroup::probe(*d.drive, &gu, &mu) || gu != gr.r.uuid()) continue;
+      offered.push_back(id);
+      drives.push_back(std::move(d.drive));
+    }
   AssembleHint hint;
   level_from_api(gr.r.level(), &hint.cfg.level);
   hint.cfg.name = name;
@@ -144,8 +159,11 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
   hint.cfg.strip_bytes = gr.r.strip_bytes();
   hint.uuid = gr.r.uuid();
   hint.force = force;
+  std::vector<std::unique_ptr<Drive>> unlisted;
+  hint.unlisted = &unlisted;
   std::string note, err;
   gr.g = DriveGroup::assemble(host_.engine(), std::move(drives), hint, &note, &err);
+  adopt_offered(gr, offered, unlisted);
   if (!gr.g) {
     gr.note = "could not be assembled: " + err;
     for (auto& [id, n] : notes) gr.note += "; " + n;
@@ -182,6 +200,32 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
   spdlog::info("group {} assembled ({}){}", name, gr.g->volume().geometry().describe(),
                gr.note.empty() ? "" : ": " + gr.note);
   take_pool_spare_for_failed(gr);
+}
+
+// Drives offered to the assembly of gr (restore_group): those it made
+// members become its members in the registry (sync_members places them);
+// the others are free drives or pool spares as before, their drive handed
+// back (unlisted) or, the assembly having failed, opened again. Registry
+// members it no longer lists are left to sync_members (replaced).
+void ControlPlane::adopt_offered(GroupRec& gr, const std::vector<std::string>& offered,
+                                 std::vector<std::unique_ptr<Drive>>& unlisted) {
+  for (const auto& id : offered) {
+    DriveRec& d = drives_[id];
+    for (auto& u : unlisted)
+      if (u && u->path() == d.r.path()) d.drive = std::move(u);
+    if (d.drive) continue;
+    if (gr.g) {
+      spdlog::warn("group {}: {} is one of its members (taken just before a stop the registry did not see)",
+                   gr.r.name(), id);
+      d.r.set_role(v1::DRIVE_ROLE_MEMBER);
+      d.r.set_group(gr.r.name());
+      d.note.clear();
+      continue;
+    }
+    std::string err;
+    d.drive = reopen(d, &err);
+    if (!d.drive) d.note = "could not be opened again: " + err;
+  }
 }
 
 void ControlPlane::take_pool_spare_for_failed(GroupRec& gr) {

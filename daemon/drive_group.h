@@ -17,6 +17,9 @@ struct AssembleHint {
   GroupConfig cfg;
   std::string uuid;
   bool force = false;  // start even over stale parity (stopped uncleanly while degraded)
+  // Where drives of the group that it no longer lists go (a member replaced
+  // after the registry was last saved); null: they fail the assembly.
+  std::vector<std::unique_ptr<Drive>>* unlisted = nullptr;
 };
 
 // What a drive's superblock says it is (dg import).

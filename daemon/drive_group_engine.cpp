@@ -76,7 +76,7 @@ std::unique_ptr<DriveGroup> DriveGroup::create(Engine& e, std::vector<std::uniqu
 
 std::unique_ptr<DriveGroup> DriveGroup::assemble(Engine& e, std::vector<std::unique_ptr<Drive>> drives,
                                                  const AssembleHint& hint, std::string* note, std::string* err) {
-  auto g = Group::assemble(e, std::move(drives), note, err, hint.force);
+  auto g = Group::assemble(e, std::move(drives), note, err, hint.force, hint.unlisted);
   return g ? std::make_unique<EngineGroup>(std::move(g)) : nullptr;
 }
 

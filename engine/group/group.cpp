@@ -235,7 +235,8 @@ std::string StaleParity::describe() const {
 const StaleParity& Group::forced_stale() const { return impl_->forced; }
 
 std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
-                                       std::string* note, std::string* err, bool force) {
+                                       std::string* note, std::string* err, bool force,
+                                       std::vector<std::unique_ptr<Drive>>* unlisted) {
   if (drives.empty()) return fail(err, "no drives given"), nullptr;
   if (!refuse_shared(raw(drives), err)) return nullptr;
   std::vector<SuperblockRead> reads;
@@ -305,8 +306,12 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     if (sl.state == SlotState::Failed) failed |= 1ull << s;
     if (sl.state == SlotState::Rebuilding) rebuilding = int(s);
   }
-  for (size_t i = 0; i < drives.size(); i++)
-    if (drives[i]) return fail(err, drives[i]->path() + " was a member of this group but is no longer listed in it"), nullptr;
+  for (size_t i = 0; i < drives.size(); i++) {
+    if (!drives[i]) continue;
+    if (!unlisted) return fail(err, drives[i]->path() + " was a member of this group but is no longer listed in it"), nullptr;
+    notes.push_back(drives[i]->path() + " was replaced: no longer a member");
+    unlisted->push_back(std::move(drives[i]));
+  }
   // The distributed spare room (declustered groups): its members are failed
   // slots whose data the room holds, all of it (`room_done`, in order) or
   // up to a checkpoint (the last one, whose rebuild resumes). Neither counts

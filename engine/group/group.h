@@ -134,8 +134,12 @@ class Group {
   // An array stopped uncleanly while degraded may hold stale parity in its
   // dirty regions (the write hole): refused unless force.
   // With force it starts anyway; forced_stale() then says what that risks.
+  // A drive of the group that the newest member table no longer lists (a
+  // member replaced since its superblock was written) is refused too, unless
+  // `unlisted` is given: then it goes there, untouched, and the group starts.
   static std::unique_ptr<Group> assemble(Engine& engine, std::vector<std::unique_ptr<Drive>> drives,
-                                         std::string* note, std::string* err, bool force = false);
+                                         std::string* note, std::string* err, bool force = false,
+                                         std::vector<std::unique_ptr<Drive>>* unlisted = nullptr);
   // Set when assemble(force) started over stale parity; empty otherwise.
   const StaleParity& forced_stale() const;
 

@@ -73,6 +73,24 @@ check "$WAITING" "member r6" "$(gp pd show $WAITING --json | json 'd["role"] + "
 gp events --json | grep -q '"spare_failed"' && fail "a spare_failed event: $(gp events | grep -i spare)"
 echo "   ok: no spare_failed event"
 
+step "a crash just after r5 took a pool spare, before the registry said so: the restart finds it by its superblock"
+# The registry from before the spare (it is saved after the members' superblocks).
+gp pd fail pd15 >/dev/null
+gp dg rates r5 --rebuild 1M >/dev/null
+cp "$T/state/registry.json" "$T/registry.before"
+gp pd spare pd7 >/dev/null
+check "pd7" "member r5 rebuilding" "$(gp pd show pd7 --json | json 'd["role"] + " " + d["group"] + " " + d["state"]')"
+kill_daemon
+cp "$T/registry.before" "$T/state/registry.json"
+start_daemon
+check "pd7 after the restart" "member r5" "$(gp pd show pd7 --json | json 'd["role"] + " " + d["group"]')"
+check "its note" "" "$(gp pd show pd7 --json | json 'd.get("note", "")')"
+check "r5" rebuilding "$(gstate r5)"
+gp dg rates r5 --rebuild 0 >/dev/null
+wait_for "r5 optimal again" 60 optimal r5
+check "pd15" "free failed" "$(gp pd show pd15 --json | json 'd["role"] + " " + d["state"]')"
+check "pd6 (free, untouched)" "free online" "$(gp pd show pd6 --json | json 'd["role"] + " " + d["state"]')"
+
 step "bad input"
 expect_rc 1 gp pd unspare pd6
 expect_err_has "not a spare"

@@ -71,9 +71,9 @@ std::unique_ptr<Group> GroupRig::create(const GroupConfig& cfg, uint32_t first, 
 }
 
 std::unique_ptr<Group> GroupRig::assemble(std::vector<std::unique_ptr<Drive>> d, std::string* note, std::string* err,
-                                          bool force) {
+                                          bool force, std::vector<std::unique_ptr<Drive>>* unlisted) {
   std::string e, nt;
-  auto g = Group::assemble(*engine_, std::move(d), &nt, &e, force);
+  auto g = Group::assemble(*engine_, std::move(d), &nt, &e, force, unlisted);
   if (err) *err = e;
   if (note) *note = nt;
   if (g) watch(*g);

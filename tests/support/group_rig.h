@@ -45,7 +45,8 @@ class GroupRig {
 
   std::unique_ptr<Group> create(const GroupConfig& cfg, uint32_t first, uint32_t n, std::string* err = nullptr);
   std::unique_ptr<Group> assemble(std::vector<std::unique_ptr<Drive>> d, std::string* note = nullptr,
-                                  std::string* err = nullptr, bool force = false);
+                                  std::string* err = nullptr, bool force = false,
+                                  std::vector<std::unique_ptr<Drive>>* unlisted = nullptr);
   // Polls the reactor until pred() or timeout; false on timeout.
   bool wait(const std::function<bool()>& pred, double seconds = 60);
   int io(Volume& v, IoRequest::Op op, uint64_t off, uint64_t len, uint8_t* buf);

@@ -147,6 +147,38 @@ struct InDir {
 };
 }  // namespace
 
+// A member replaced after the caller's list of drives was saved (the
+// daemon's registry, a crash between the two): its old drive is refused by
+// default; given `unlisted`, it is handed back untouched and the group
+// starts with the drive that replaced it.
+TEST(GroupMetadata, AReplacedMembersDriveIsHandedBackWhenAsked) {
+  GroupRig rig(5);
+  std::string err, note;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  Image img(g->volume().size_bytes());
+  img.write_all(rig, g->volume());
+  ASSERT_TRUE(g->fail_member(1, &err)) << err;
+  ASSERT_TRUE(g->replace_member(1, rig.open(4), false, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal; }));
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  const std::vector<uint8_t> before = rig.raw_read(1, 0, 8192);
+  EXPECT_FALSE(rig.assemble(rig.open_range(0, 5), nullptr, &err));
+  EXPECT_NE(err.find("no longer listed"), std::string::npos) << err;
+  std::vector<std::unique_ptr<Drive>> unlisted;
+  g = rig.assemble(rig.open_range(0, 5), &note, &err, false, &unlisted);
+  ASSERT_TRUE(g) << err;
+  ASSERT_EQ(unlisted.size(), 1u);
+  EXPECT_EQ(unlisted[0]->path(), rig.path(1));
+  EXPECT_NE(note.find("was replaced"), std::string::npos) << note;
+  EXPECT_EQ(g->state(), GroupState::Optimal);
+  EXPECT_EQ(g->volume().member(1)->path(), rig.path(4));
+  img.check(rig, g->volume());
+  ASSERT_TRUE(g->stop(&err)) << err;
+  EXPECT_EQ(rig.raw_read(1, 0, 8192), before) << "the replaced drive was written";
+}
+
 TEST(GroupMetadata, OneDriveUnderTwoNamesIsRefused) {
   GroupRig rig(5);
   InDir here(rig.dir());
