@@ -2,7 +2,6 @@
 // reassembled from its members (found by UUID: at their recorded paths or,
 // when renamed, among the configured scan paths), and VDs and their
 // exports come back.
-#include <algorithm>
 #include <set>
 
 #include "daemon/control_plane.h"
@@ -146,7 +145,8 @@ void ControlPlane::restore_group(GroupRec& gr, bool force) {
     for (auto& [id, d] : drives_) {
       std::string gu, mu;
       if (!d.drive || !d.r.group().empty() || d.r.role() == v1::DRIVE_ROLE_MEMBER || d.r.failed()) continue;
-      if (!DriveGroup::probe(*d.drive, &gu, &mu) || gu != gr.r.uuid()) continue;
+      // (Not a copy of a member the registry knows: assembly refuses two drives of one member.)
+      if (!DriveGroup::probe(*d.drive, &gu, &mu) || gu != gr.r.uuid() || by_uuid.count(mu)) continue;
       offered.push_back(id);
       drives.push_back(std::move(d.drive));
     }
