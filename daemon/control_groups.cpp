@@ -470,7 +470,13 @@ grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
   int failed = -1;
   for (const auto& m : dg.members())
     if (m.state == MemberState::Failed && failed < 0) failed = int(m.index);
-  if (failed < 0) return precondition("nothing to rebuild in " + name + ": no member is failed");
+  if (failed < 0) {
+    // The group's housekeeper may have just started one with its spare (the
+    // member rebuilding, the rebuild not yet armed): what start asks for.
+    for (const auto& m : dg.members())
+      if (m.state == MemberState::Rebuilding) return grpc::Status::OK;
+    return precondition("nothing to rebuild in " + name + ": no member is failed");
+  }
   std::string err;
   // Declustered groups: into the distributed spare room first, while it has room.
   if (dg.spare_count() > 0 || dg.volume().room_left()) {
