@@ -468,13 +468,15 @@ grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
   if (running) return grpc::Status::OK;
   // Nothing running: onto a spare, if a member is failed.
   int failed = -1;
-  for (const auto& m : dg.members())
+  bool rebuilding = false;
+  for (const auto& m : dg.members()) {
     if (m.state == MemberState::Failed && failed < 0) failed = int(m.index);
+    rebuilding |= m.state == MemberState::Rebuilding;
+  }
   if (failed < 0) {
     // The group's housekeeper may have just started one with its spare (the
     // member rebuilding, the rebuild not yet armed): what start asks for.
-    for (const auto& m : dg.members())
-      if (m.state == MemberState::Rebuilding) return grpc::Status::OK;
+    if (rebuilding) return grpc::Status::OK;
     return precondition("nothing to rebuild in " + name + ": no member is failed");
   }
   std::string err;
