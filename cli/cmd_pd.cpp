@@ -8,6 +8,7 @@
 #include "cli/cmd_pd_examine.h"
 #include "cli/cmd_pd_nvme.h"
 #include "cli/errors.h"
+#include "cli/id_command.h"
 #include "cli/output.h"
 
 namespace gpuraid::cli {
@@ -33,25 +34,11 @@ void print_drive(const Globals& g, const v1::Drive& d) {
   print_fields(kv);
 }
 
-// A subcommand that takes one PD id and calls `rpc` with it.
-template <typename Resp, typename M>
-void simple(Cli& c, CLI::App* pd, const char* name, const char* help, M rpc) {
-  auto id = std::make_shared<std::string>();
-  auto* s = pd->add_subcommand(name, help);
-  s->add_option("drive", *id, "drive id (pdN)")->required();
-  s->callback([&c, id, rpc, name] {
-    c.action = [&c, id, rpc, name](Client& cl) {
-      v1::DriveRef q;
-      q.set_id(*id);
-      Resp r;
-      if (int rc = cl.call(rpc, q, &r)) return rc;
-      if constexpr (std::is_same_v<Resp, v1::Drive>) print_drive(c.g, r);
-      else if (c.g.json) print_json(r);
-      else if (std::string(name) == "remove") printf("%s removed: forgotten by the daemon, its contents left as they are\n", id->c_str());
-      else printf("%s: %s done\n", id->c_str(), name);
-      return int(kOk);
-    };
-  });
+// A subcommand that takes one PD id: show and fail answer with the drive.
+template <typename M>
+void drive_command(Cli& c, CLI::App* pd, const char* name, const char* help, M rpc) {
+  add_id_command<v1::DriveRef, v1::Drive>(c, pd, name, help, "drive", "drive id (pdN)", rpc,
+                                         [&c](const v1::Drive& d, const std::string&) { print_drive(c.g, d); });
 }
 }  // namespace
 
@@ -113,10 +100,13 @@ void add_pd_commands(Cli& c) {
   }
   add_pd_scan(c, pd);
   add_pd_examine(c, pd);
-  simple<v1::Drive>(c, pd, "show", "show one drive", &v1::Gpuraid::Stub::GetDrive);
-  simple<v1::Empty>(c, pd, "remove", "forget a drive that is in no group", &v1::Gpuraid::Stub::RemoveDrive);
-  simple<v1::Drive>(c, pd, "fail", "mark a drive failed (a member: its group goes on degraded)",
-                    &v1::Gpuraid::Stub::FailDrive);
+  drive_command(c, pd, "show", "show one drive", &v1::Gpuraid::Stub::GetDrive);
+  add_id_command<v1::DriveRef, v1::Empty>(c, pd, "remove", "forget a drive that is in no group", "drive", "drive id (pdN)",
+                                         &v1::Gpuraid::Stub::RemoveDrive, [](const v1::Empty&, const std::string& id) {
+                                           printf("%s removed: forgotten by the daemon, its contents left as they are\n",
+                                                  id.c_str());
+                                         });
+  drive_command(c, pd, "fail", "mark a drive failed (a member: its group goes on degraded)", &v1::Gpuraid::Stub::FailDrive);
   {
     struct A {
       std::string id, group;

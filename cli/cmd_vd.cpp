@@ -12,6 +12,7 @@
 #include "cli/lookalike.h"
 #include "cli/cli.h"
 #include "cli/errors.h"
+#include "cli/id_command.h"
 #include "cli/describe.h"
 #include "cli/output.h"
 #include "cli/pattern.h"
@@ -67,26 +68,16 @@ void print_volume(const v1::Volume& v) {
   print_fields(f);
 }
 
-// A subcommand taking one VD id, answered with a Volume (or Empty).
+// A subcommand taking one VD id: "DONE VD" once it is done, or (done
+// empty) the volume it answers with.
 template <typename Resp, typename M>
-void simple(Cli& c, CLI::App* vd, const char* name, const char* help, M rpc, const char* done) {
-  auto id = std::make_shared<std::string>();
-  auto* s = vd->add_subcommand(name, help);
-  s->add_option("vd", *id, "virtual drive id")->required();
-  s->callback([&c, id, rpc, done] {
-    c.action = [&c, id, rpc, done](Client& cl) {
-      v1::VolumeRef q;
-      q.set_id(*id);
-      Resp r;
-      if (int rc = cl.call(rpc, q, &r)) return rc;
-      if (c.g.json) print_json(r);
-      else if constexpr (std::is_same_v<Resp, v1::Volume>) {
-        if (!*done) print_volume(r);
-        else printf("%s %s\n", done, id->c_str());
-      } else printf("%s %s\n", done, id->c_str());
-      return int(kOk);
-    };
-  });
+void volume_command(Cli& c, CLI::App* vd, const char* name, const char* help, M rpc, const char* done) {
+  add_id_command<v1::VolumeRef, Resp>(c, vd, name, help, "vd", "virtual drive id", rpc,
+                                      [done](const Resp& r, const std::string& id) {
+                                        if constexpr (std::is_same_v<Resp, v1::Volume>)
+                                          if (!*done) return print_volume(r);
+                                        printf("%s %s\n", done, id.c_str());
+                                      });
 }
 
 int do_write(Client& cl, const std::string& vd, uint64_t off, uint64_t len, FILE* in, bool pattern, uint64_t seed,
@@ -213,10 +204,10 @@ void add_vd_commands(Cli& c) {
       };
     });
   }
-  simple<v1::Volume>(c, vd, "show", "show a virtual drive", &v1::Gpuraid::Stub::GetVolume, "");
-  simple<v1::Empty>(c, vd, "delete", "delete a virtual drive (its data is gone)", &v1::Gpuraid::Stub::DeleteVolume,
-                    "deleted");
-  simple<v1::Volume>(c, vd, "unexport", "stop exporting a virtual drive", &v1::Gpuraid::Stub::UnexportVolume, "unexported");
+  volume_command<v1::Volume>(c, vd, "show", "show a virtual drive", &v1::Gpuraid::Stub::GetVolume, "");
+  volume_command<v1::Empty>(c, vd, "delete", "delete a virtual drive (its data is gone)", &v1::Gpuraid::Stub::DeleteVolume,
+                            "deleted");
+  volume_command<v1::Volume>(c, vd, "unexport", "stop exporting a virtual drive", &v1::Gpuraid::Stub::UnexportVolume, "unexported");
   {
     struct A {
       std::string id, size;
