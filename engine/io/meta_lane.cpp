@@ -182,25 +182,28 @@ bool MetaLane::waiting_for_device() const {
 }
 
 int MetaLane::wait(const Ticket& t, uint64_t deadline_ns, void* out, size_t out_len) {
+  // Past the limit the lane is looked at every kStep: time counts only in
+  // steps the caller saw (each at most kStepCap, so a stopped or starved
+  // process's pause counts for one step), and it gives up once the lane was
+  // seen in the device at every step for kInDevice, or after one limit more
+  // of steps in all. A lane seen outside state R now and then (a page fault
+  // on a loaded host) is no hung member; one in a hung device stays there.
+  constexpr uint64_t kStep = 5'000'000, kStepCap = 2 * kStep, kInDevice = 10 * kStep;
   std::unique_lock<std::mutex> l(s_->mu);
   const uint64_t entered = mono_ns();
-  const uint64_t limit = deadline_ns > entered ? deadline_ns - entered : 0;
-  uint64_t grace_end = 0;
+  const uint64_t grace = std::max(deadline_ns > entered ? deadline_ns - entered : 0, kStep);
+  uint64_t seen = 0, seen_in_device = 0, last = 0;
   while (!t->done) {
     const uint64_t now = mono_ns();
-    if (now >= deadline_ns && !waiting_for_device()) {
-      // Time ran out while the lane was not in the device: the process (or
-      // the lane's thread) was kept from running (a stopped or throttled
-      // daemon, an overloaded host), or the lane is back and wants its
-      // lock. That is no hung member: look again every 5 ms, for at most
-      // one limit more.
-      if (!grace_end) grace_end = now + std::min(std::max<uint64_t>(limit, 5'000'000), UINT64_MAX - now);
-      if (now < grace_end) {
-        deadline_ns = std::min(grace_end, now + 5'000'000);
+    if (now >= deadline_ns) {
+      const uint64_t step = last ? std::min(now - last, kStepCap) : 0;
+      last = now;
+      seen += step;
+      seen_in_device = waiting_for_device() ? seen_in_device + step : 0;
+      if (seen_in_device < kInDevice && seen < grace) {
+        deadline_ns = now + kStep;
         continue;
       }
-    }
-    if (now >= deadline_ns) {
       // Given up: the lane is stuck while this request (or the one before
       // it) is in the kernel; a queued one is dropped.
       for (auto it = s_->queue.begin(); it != s_->queue.end(); ++it)

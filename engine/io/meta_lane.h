@@ -63,10 +63,11 @@ class MetaLane {
   // Waits for the request until deadline_ns (mono_ns): its result, with
   // the buffer copied to out (out_len bytes) when it succeeded; or
   // -ETIMEDOUT, after which the lane counts as stuck until it returns.
-  // Only time the lane spends in the device counts: when the deadline
-  // passes while the lane's thread is runnable or between requests (the
-  // daemon was stopped or starved of CPU), it waits on, in 5 ms steps, for
-  // at most one limit more.
+  // Only time the lane spends in the device counts: past the deadline it
+  // looks at the lane every 5 ms and gives up once the lane's thread was
+  // in the device (not runnable) at every look for 50 ms, or after one
+  // limit more of looks; a pause of the whole process (stopped, starved of
+  // CPU) counts as one look.
   int wait(const Ticket& t, uint64_t deadline_ns, void* out = nullptr, size_t out_len = 0);
   int run(Fn fn, size_t len, const void* in, void* out, uint64_t timeout_ns) {
     return wait(submit(std::move(fn), len, in), deadline_after(timeout_ns), out, len);
