@@ -33,6 +33,7 @@ const char* severity(v1::EventKind k) {
     case v1::EVENT_KIND_MEMBER_FAILED:
     case v1::EVENT_KIND_SPARE_FAILED: return "critical";
     case v1::EVENT_KIND_MEMBER_MISSING:
+    case v1::EVENT_KIND_READ_CORRECTED:
     case v1::EVENT_KIND_MISMATCH_FOUND:
     case v1::EVENT_KIND_BACKEND_SWITCHED:
     case v1::EVENT_KIND_EVENTS_SUPPRESSED: return "warning";

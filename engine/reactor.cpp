@@ -132,8 +132,9 @@ void Reactor::submit(MemberIo* io) {
   io->issue_ns = turn_ns_;
   if (f.active()) {
     int fail = 0;
-    switch (f.on_issue(io->kind == MemberIo::Write, io->dsync)) {
+    switch (f.on_issue(io->kind == MemberIo::Write, io->dsync, io->offset, io->len)) {
       case FaultInjector::Action::FailEio: fail = -EIO; break;
+      case FaultInjector::Action::FailMedium: fail = -ENODATA; break;
       case FaultInjector::Action::FailNoDev: fail = -ENODEV; break;
       case FaultInjector::Action::Shorten:
         // Really move less data (a single buffer), as a failing drive would.

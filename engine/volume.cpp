@@ -87,6 +87,8 @@ std::unique_ptr<Volume> Volume::create(Engine& engine, const Geometry& geo, std:
   std::unique_ptr<Volume> v(new Volume(engine, geo));
   v->members_.reset(new std::atomic<Drive*>[kMaxMembers]);
   v->slots_.reset(new std::atomic<uint32_t>[kMaxMembers]);
+  v->corrected_.reset(new std::atomic<uint32_t>[kMaxMembers]);
+  for (uint32_t i = 0; i < kMaxMembers; i++) v->corrected_[i].store(0);
   v->data_offset_ = data_offset;
   // Whole stripes, about kMaxDirectOpBytes: one direct read or RAID 0 write op's most.
   v->size_bytes_ = geo.capacity_bytes();
@@ -118,7 +120,8 @@ void VolumeStats::add(const VolumeStats& o) {
       &VolumeStats::degraded_writes,    &VolumeStats::degraded_reads,  &VolumeStats::merged_writes,
       &VolumeStats::retried_reads,      &VolumeStats::merged_reads,    &VolumeStats::held_writes,
       &VolumeStats::held_reads,         &VolumeStats::held_expired,    &VolumeStats::rebuild_stripes_written,
-      &VolumeStats::rebuild_stripes_skipped, &VolumeStats::degraded_flushes};
+      &VolumeStats::rebuild_stripes_skipped, &VolumeStats::degraded_flushes,
+      &VolumeStats::corrected_reads};
   static_assert(sizeof(VolumeStats) == sizeof(kCounters) / sizeof(kCounters[0]) * sizeof(uint64_t),
                 "a VolumeStats counter is missing from kCounters");
   for (auto c : kCounters)
@@ -202,6 +205,23 @@ bool Volume::split(Reactor& r, IoRequest* req) {
 void Volume::finish_part(IoRequest* req, int result) {
   if (result < 0 && req->result == 0) req->result = result;
   if (--req->parts_left == 0) req->done(req);
+}
+
+void Volume::correct_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf) {
+  const uint64_t sdb = geo_.stripe_data_bytes();
+  for (uint64_t o = off, end = off + len; o < end;) {
+    const uint64_t s = o / sdb, e = std::min(end, (s + 1) * sdb);
+    Op* op = new_op(this, r, req, OpKind::DegradedRead, OpClass::Retry);
+    GPR_ASSERT(op, "a corrected read of %llu bytes at %llu was refused an op", (unsigned long long)len,
+               (unsigned long long)off);
+    op->off = o;
+    op->len = e - o;
+    op->buf = buf + (o - off);
+    op->stripe = s;
+    strip_ranges(geo_, s, o, e - o, op->ranges);
+    start_degraded_read(op);
+    o = e;
+  }
 }
 
 void Volume::redo_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf) {
@@ -482,6 +502,24 @@ void Volume::member_error(uint32_t member, int err) {
   fail_member(member, err);
 }
 
+bool Volume::may_correct(uint32_t member, uint64_t unreadable) const {
+  if (member >= geo_.members || !geo_.has_parity() || geo_.is_mirror()) return false;
+  const uint64_t unusable = unusable_mask();
+  // A member in the room has no drive of its own (its I/O's drive fails).
+  if (((unusable | room_mask()) >> member & 1) || corrected_reads(member) >= kMaxCorrectedReads) return false;
+  return geo_.survives(unusable | unreadable);
+}
+
+void Volume::read_corrected(uint32_t member) {
+  const uint32_t n = corrected_[member].fetch_add(1, std::memory_order_relaxed) + 1;
+  if (events_.read_corrected) {
+    auto tell = [this, member, n] { events_.read_corrected(member, n); };
+    if (engine_.reactor(0).lockstep()) tell();
+    else meta_.post(std::move(tell));
+  }
+  if (n >= kMaxCorrectedReads) member_error(member, -ENODATA);  // a drive that keeps losing blocks
+}
+
 void Volume::members_error(uint64_t members, int err) {
   for (uint64_t m = members; m; m &= m - 1) member_error(uint32_t(__builtin_ctzll(m)), err);
 }
@@ -515,6 +553,7 @@ bool Volume::start_rebuild(uint32_t member, Drive* drive, uint64_t checkpoint_st
   if (drive != members_[member].load()) owned_slots_.push_back(uint32_t(slot));
   // Order matters: the new drive and the checkpoint are in place before the
   // member stops counting as failed, so no op sees it usable too early.
+  if (drive != members_[member].load()) corrected_[member].store(0);
   members_[member].store(drive);
   slots_[member].store(uint32_t(slot));
   rebuild_cp_.store(checkpoint_stripe);
@@ -591,6 +630,7 @@ bool Volume::start_copy_back(uint32_t member, Drive* drive, uint64_t checkpoint_
   if (drive != members_[member].load()) owned_slots_.push_back(uint32_t(slot));
   // The drive and the checkpoint first: from the room's publication on,
   // stripes below the checkpoint route the moved strips to that drive.
+  if (drive != members_[member].load()) corrected_[member].store(0);
   members_[member].store(drive);
   slots_[member].store(uint32_t(slot));
   rebuild_cp_.store(checkpoint_stripe);

@@ -3,6 +3,7 @@
 // stripe are ordered by the stripe lock table; parity goes through the
 // submitting reactor's parity backend; member I/O through its io_uring.
 #pragma once
+#include <cerrno>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -45,6 +46,10 @@ class Volume {
     // Called once per member that went missing (path lost, see mark_missing),
     // like member_failed.
     std::function<void(uint32_t member, int err)> member_missing;
+    // Called per block range of a member read around from the redundancy
+    // and rewritten (correct_read), with the member's count so far (on the
+    // volume's metadata worker, never on a reactor).
+    std::function<void(uint32_t member, uint32_t count)> read_corrected;
   };
 
   ~Volume();
@@ -126,6 +131,19 @@ class Volume {
   void member_error(uint32_t member, int err);
   // member_error for each member of the mask (metadata writes that failed).
   void members_error(uint64_t members, int err);
+  // Unreadable blocks (a medium error, as md corrects read errors): a
+  // direct read that met one on member, with `unreadable` the members that
+  // met one in that read, may be read again around them from the
+  // redundancy and the blocks rewritten (correct_read), the member kept,
+  // while the group survives them and the member has had fewer than
+  // kMaxCorrectedReads corrected since its drive took its place.
+  static bool medium_error(int err) { return err == -ENODATA || err == -EILSEQ; }
+  bool may_correct(uint32_t member, uint64_t unreadable) const;
+  // A block range of member was read around and rewritten: counted (and
+  // told, events.read_corrected); the kMaxCorrectedReads-th fails it.
+  void read_corrected(uint32_t member);
+  uint32_t corrected_reads(uint32_t member) const { return corrected_[member].load(std::memory_order_relaxed); }
+  static constexpr uint32_t kMaxCorrectedReads = 20;  // md's max_corrected_read_errors
   // Failures (and losses) taken effect but not yet persisted: requests that
   // finish meanwhile are held (hold_ack) until they are.
   bool acks_held() const { return holds_.load(std::memory_order_acquire) != 0; }
@@ -280,6 +298,11 @@ class Volume {
   // A part of req whose read must be redone (degraded): split again with
   // ops exempt from the pool's cap (see OpPool).
   void redo_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf);
+  // The same as one degraded read per stripe, under the stripe lock: a
+  // stripe whose member read meets an unreadable block again reads around
+  // that member and writes back what it reconstructed of it (may_correct);
+  // the stripes that read fine write nothing.
+  void correct_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len, uint8_t* buf);
   // Splits req from req->next_off into ops while the reactor's pool has
   // them. True when all of it is split (the split guard is dropped); false
   // when the pool ran dry (the caller parks req; OpPool resumes it).
@@ -311,6 +334,7 @@ class Volume {
   // Fixed size (kMaxMembers); a slot changes only when a failed member is replaced.
   std::unique_ptr<std::atomic<Drive*>[]> members_;
   std::unique_ptr<std::atomic<uint32_t>[]> slots_;
+  std::unique_ptr<std::atomic<uint32_t>[]> corrected_;  // per member: read_corrected since its drive came
   std::vector<uint32_t> owned_slots_;  // engine slots to detach at the end
   uint64_t data_offset_ = 0;
   std::atomic<uint64_t> failed_{0};

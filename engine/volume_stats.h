@@ -26,6 +26,9 @@ struct VolumeStats {
   // Degraded partial parity writes that first flushed members holding
   // writes a volatile cache may still have (io/member_durability.h).
   uint64_t degraded_flushes = 0;
+  // Member blocks a read could not read (a medium error), read around and
+  // written back (Volume::may_correct).
+  uint64_t corrected_reads = 0;
 
   // Adds every counter of a reactor's copy, which its reactor may be
   // counting in meanwhile (each counter is read whole).

@@ -25,7 +25,8 @@ const char* group_event_name(GroupEvent::Kind k) {
                                 "rebuild_finished", "resync_started", "resync_finished", "init_started",
                                 "init_finished", "scrub_started", "scrub_progress", "scrub_finished",
                                 "mismatch_found", "group_failed", "member_missing", "member_returned",
-                                "member_resynced", "spare_failed", "replace_started", "replace_finished"};
+                                "member_resynced", "spare_failed", "replace_started", "replace_finished",
+                                "read_corrected"};
   return names[int(k)];
 }
 

@@ -80,7 +80,8 @@ struct GroupEvent {
     ResyncFinished, InitStarted, InitFinished, ScrubStarted, ScrubProgress, ScrubFinished,
     MismatchFound, GroupFailed, MemberMissing, MemberReturned, MemberResynced,
     SpareFailed,  // a spare cannot take its metadata (or take over): it left the group
-    ReplaceStarted, ReplaceFinished  // hot replace (hot_replace.cpp): the copy began; the swap (or its end)
+    ReplaceStarted, ReplaceFinished,  // hot replace (hot_replace.cpp): the copy began; the swap (or its end)
+    ReadCorrected  // a block a member could not read was read around and written back (Volume::may_correct)
   } kind;
   int member = -1;
   std::string message;

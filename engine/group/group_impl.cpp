@@ -216,6 +216,12 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
     auto_replace.fetch_or(1ull << m);
   };
   ev.group_failed = [this] { emit(GroupEvent::GroupFailed, -1, "more members failed than the level survives"); };
+  ev.read_corrected = [this](uint32_t m, uint32_t n) {
+    emit(GroupEvent::ReadCorrected, int(m),
+         "member " + std::to_string(m) + " could not read a block: rebuilt from the other members and written back (" +
+             std::to_string(n) + " since its drive took its place; it is failed at " +
+             std::to_string(Volume::kMaxCorrectedReads) + ")");
+  };
   vol->set_events(ev);
   wire_path_loss();
   if (!initialized) {

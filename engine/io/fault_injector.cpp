@@ -15,9 +15,15 @@ uint32_t FaultInjector::modes_now() {
   return modes_.load(std::memory_order_relaxed);
 }
 
-FaultInjector::Action FaultInjector::on_issue(bool is_write, bool fua) {
+FaultInjector::Action FaultInjector::on_issue(bool is_write, bool fua, uint64_t off, uint64_t len) {
   uint32_t m = modes_now();
   if (m & kVanished) return Action::FailNoDev;
+  if (const uint64_t bad_len = bad_len_.load()) {
+    const uint64_t bad = bad_off_.load();
+    if (!is_write && off < bad + bad_len && bad < off + len && !(m & kFailReads)) return Action::FailMedium;
+    if (is_write && !(m & (kFailWrites | kDropPlainWrites)) && off <= bad && bad + bad_len <= off + len)
+      bad_len_.store(0);  // written over: readable again
+  }
   if ((m & kFailReads) && !is_write) return Action::FailEio;
   if ((m & kFailWrites) && is_write) return Action::FailEio;
   if ((m & kDropPlainWrites) && is_write && !fua) return Action::Drop;

@@ -1,5 +1,6 @@
 // Injects the member faults a real drive cannot be made to produce on
-// demand: EIO on read or write, short transfers, added latency, vanishing.
+// demand: EIO on read or write, short transfers, added latency, vanishing,
+// an unreadable range (a medium error).
 // Armed by tests and the bench; consulted by the reactor when it issues a
 // member I/O and again when it completes (so a fault armed while an I/O is
 // in flight hits it too), and by the drive's synchronous path (metadata:
@@ -34,7 +35,7 @@ class FaultInjector {
     kHangSyncWrites = 1u << 7,
   };
   enum class SyncKind { Read, Write, Flush };
-  enum class Action { Issue, FailEio, FailNoDev, Shorten, Drop };
+  enum class Action { Issue, FailEio, FailNoDev, FailMedium, Shorten, Drop };
 
   void arm(uint32_t modes) { modes_.fetch_or(modes); }
   void set_latency_us(uint32_t us) { latency_us_.store(us); }
@@ -44,17 +45,30 @@ class FaultInjector {
     pending_modes_.store(modes);
     countdown_.store(n + 1);
   }
+  // Reads overlapping [off, off + len) of the drive fail with -ENODATA
+  // (BLK_STS_MEDIUM: what the block layer reports for an NVMe Unrecovered
+  // Read Error) until a write covers the range, as a drive remaps a
+  // sector it cannot read once it is written. len 0: none.
+  void set_unreadable(uint64_t off, uint64_t len) {
+    bad_off_.store(off);
+    bad_len_.store(len);
+  }
+  bool unreadable() const { return bad_len_.load(std::memory_order_relaxed) != 0; }
   void clear() {
+    bad_len_.store(0);
     modes_.store(0);
     pending_modes_.store(0);
     countdown_.store(0);
     latency_us_.store(0);
   }
-  bool active() const { return modes_.load(std::memory_order_relaxed) || countdown_.load(std::memory_order_relaxed) || latency_us_.load(std::memory_order_relaxed); }
+  bool active() const {
+    return modes_.load(std::memory_order_relaxed) || countdown_.load(std::memory_order_relaxed) ||
+           latency_us_.load(std::memory_order_relaxed) || bad_len_.load(std::memory_order_relaxed);
+  }
   uint32_t latency_us() const { return latency_us_.load(std::memory_order_relaxed); }
 
-  // At issue time: what to do with this I/O.
-  Action on_issue(bool is_write, bool fua);
+  // At issue time: what to do with this I/O of len bytes at off.
+  Action on_issue(bool is_write, bool fua, uint64_t off = 0, uint64_t len = 0);
   // At completion: the result to report instead of `res` (which it returns
   // unchanged unless a fault is armed now).
   int on_complete(bool is_write, int res);
@@ -78,6 +92,7 @@ class FaultInjector {
   std::atomic<uint32_t> countdown_{0};
   std::atomic<uint32_t> latency_us_{0};
   std::atomic<uint32_t> hanging_{0};
+  std::atomic<uint64_t> bad_off_{0}, bad_len_{0};
 };
 
 }  // namespace gpuraid

@@ -56,7 +56,12 @@ int nvme_sync_cmd(int fd, NvmeIo op, uint32_t nsid, uint32_t lba_shift, uint32_t
                   uint64_t off);
 
 // A passthrough CQE's result as the engine's: 0 is success (the full `len`
-// moved), a positive NVMe status is -EIO, a negative errno stays.
-inline int nvme_cmd_result(int res, uint32_t len) { return res == 0 ? int(len) : res > 0 ? -EIO : res; }
+// moved), a positive NVMe status is -EIO but Unrecovered Read Error (SCT 2,
+// SC 0x81: a block the drive cannot read) -ENODATA, as the kernel's block
+// layer reports it (BLK_STS_MEDIUM); a negative errno stays.
+inline int nvme_cmd_result(int res, uint32_t len) {
+  constexpr int kStatusMask = 0x7ff, kUnrecoveredReadError = 0x281;  // SCT << 8 | SC, without DNR and More
+  return res == 0 ? int(len) : res < 0 ? res : (res & kStatusMask) == kUnrecoveredReadError ? -ENODATA : -EIO;
+}
 
 }  // namespace gpuraid

@@ -71,6 +71,9 @@ struct WriteCtx {
 // A degraded read of one stripe (ops/read_ops.cpp).
 struct DegradedReadCtx {
   DegradedReadPlan plan;
+  // Members read around as if failed, and what of them is reconstructed
+  // written back: their read of this stripe met an unreadable block.
+  uint64_t unreadable = 0;
 };
 
 // Direct reads (ops/read_ops.cpp): redone degraded when a member they read
@@ -78,6 +81,7 @@ struct DegradedReadCtx {
 struct ReadCtx {
   uint64_t failed_snapshot = 0;  // failed members when the op was planned
   bool retry = false;            // a strip had no member left to read: redo the part degraded
+  uint64_t unreadable = 0;       // members whose read met an unreadable block (Volume::medium_error; degraded reads too)
 };
 
 // Resync, rebuild or scrub of one stripe (ops/maintenance.cpp), or one

@@ -19,6 +19,7 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->holds_lock = false;
   op->intent_held = false;
   op->read = ReadCtx{};
+  op->dread.unreadable = 0;
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
   op->held_next = nullptr;
@@ -119,7 +120,10 @@ static void finish_held(Op* op) { finish_op(op, op->held_result); }
 
 static void member_io_done(MemberIo* io) {
   Op* op = static_cast<Op*>(io->ctx);
-  if (io->res < 0) {
+  if (io->res < 0 && (op->kind == OpKind::Read || op->kind == OpKind::DegradedRead) && io->kind == MemberIo::Read &&
+      io->drive_index == io->tag && Volume::medium_error(io->res)) {
+    op->read.unreadable |= 1ull << io->tag;  // the read's end: read around it, or fail the member
+  } else if (io->res < 0) {
     op->errored |= 1ull << io->tag;
     op->io_err = io->res;
     // A member in the spare room: the drive that took its I/O failed.

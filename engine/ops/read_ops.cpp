@@ -18,8 +18,23 @@ static int pick_copy(const Geometry& g, uint64_t stripe, uint32_t i, uint64_t fa
 
 static void read_done(Op* op) {
   Volume* v = op->vol;
+  // Unreadable blocks: read around and rewritten where the group can,
+  // else an error as any other (the member fails).
+  uint64_t unreadable = op->read.unreadable;
+  for (uint64_t u = unreadable; u; u &= u - 1) {
+    const uint32_t m = uint32_t(__builtin_ctzll(u));
+    if (v->may_correct(m, unreadable)) continue;
+    unreadable &= ~(1ull << m);
+    op->errored |= 1ull << m;
+    op->io_err = -ENODATA;
+  }
   const bool had_errors = op->errored != 0;
   if (!absorb_errors(op)) return finish_op(op, -EIO);
+  if (unreadable) {
+    bump(counters_of(op).retried_reads);
+    v->correct_read(*op->home, op->req, op->off, op->len, op->buf);
+    return finish_op(op, 0);
+  }
   // A member failed under us (ours or another op's error): what it
   // returned may be stale; read this part again, degraded.
   if (had_errors || op->read.retry || (op->used & v->failed_mask() & ~op->read.failed_snapshot)) {
@@ -133,15 +148,65 @@ static void deliver(Op* op) {
   }
 }
 
+// The unreadable blocks written back (Volume::correct_read): each member
+// whose write failed fails; each rewritten is counted.
+static void rewrite_done(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  for (uint32_t role = 0; role < g.data_strips(); role++) {
+    if (!(op->dread.plan.recover_roles >> role & 1)) continue;
+    const uint32_t m = role_member(g, op->stripe, role);
+    if (!(op->dread.unreadable >> m & 1) || (op->errored >> m & 1)) continue;
+    bump(counters_of(op).corrected_reads);
+    op->vol->read_corrected(m);
+  }
+  absorb_errors(op);  // the read itself was served: its result stands
+  degraded_read_finish(op, 0);
+}
+
 static void degraded_read_parity_done(ParityJob* job) {
   Op* op = static_cast<Op*>(job->ctx);
   if (job->status < 0) return degraded_read_finish(op, -EIO);
   deliver(op);
-  degraded_read_finish(op, 0);
+  if (!op->dread.unreadable) return degraded_read_finish(op, 0);
+  // Still under the stripe lock, so no write of the stripe came between:
+  // what was reconstructed of an unreadable member is its data.
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips();
+  begin_phase(op, rewrite_done);
+  for (uint32_t role = 0; role < k; role++) {
+    const uint32_t m = role_member(g, op->stripe, role);
+    if (!(op->dread.plan.recover_roles >> role & 1) || !(op->dread.unreadable >> m & 1)) continue;
+    const StripRange h = role_hull(op, role, k);
+    issue_member_io(op, m, MemberIo::Write, member_off(op->vol, op->stripe, h.a), op->rd[role], h.b - h.a, false);
+  }
+  end_issue(op);
+}
+
+// Members whose read met an unreadable block in a degraded read: those
+// holding a data strip of the stripe are read around from now on where the
+// group survives it (and rewritten), the others fail as on any error.
+static bool read_around_unreadable(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  const uint64_t u = op->read.unreadable;
+  op->read.unreadable = 0;
+  bool more = false;
+  for (uint32_t role = 0; role < g.data_strips() + g.parity; role++) {
+    const uint32_t m = role_member(g, op->stripe, role);
+    if (!(u >> m & 1)) continue;
+    if (role < g.data_strips() && op->vol->may_correct(m, op->dread.unreadable | u)) {
+      op->dread.unreadable |= 1ull << m;
+      more = true;
+    } else {
+      op->errored |= 1ull << m;
+      op->io_err = -ENODATA;
+    }
+  }
+  return more;
 }
 
 static void degraded_read_io_done(Op* op) {
-  if (op->errored) {
+  const bool read_around = op->read.unreadable && read_around_unreadable(op);
+  if (op->errored || read_around) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
     if (!ok) {
@@ -177,7 +242,12 @@ static void degraded_read_locked(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips();
-  const uint64_t failed = v->failed_mask_for(op->stripe);
+  // Unreadable members count as failed for this read alone; past what
+  // the group survives (another failed since), nothing is rewritten and
+  // their blocks are read again as they are.
+  if (op->dread.unreadable && !g.survives(v->failed_mask_for(op->stripe) | op->dread.unreadable))
+    op->dread.unreadable = 0;
+  const uint64_t failed = v->failed_mask_for(op->stripe) | op->dread.unreadable;
   if (!g.survives(failed)) {
     unlock_stripe(op);
     return finish_op(op, -EIO);

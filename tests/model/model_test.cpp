@@ -222,9 +222,15 @@ void maybe_inject(TestArray& a, Shared& sh, std::mt19937_64& rng, uint32_t budge
   if (sh.faults_armed_mask >> m & 1) return;
   if (!g.survives(sh.faults_armed_mask | 1ull << m)) return;
   FaultInjector& f = a.drive(m).faults();
-  const uint32_t kind = uint32_t(rng() % 6);
+  const uint32_t kind = uint32_t(rng() % 7);
   uint32_t countdown = 0;
   switch (kind) {
+    case 6: {  // unreadable blocks (a medium error): read around and written back, or the member fails
+      const uint64_t blocks = g.member_data_bytes / 4096;
+      countdown = uint32_t(rng() % blocks);  // (the trace's last field: the first block)
+      f.set_unreadable(a.vol().data_offset() + uint64_t(countdown) * 4096, 4096 * (1 + rng() % 4));
+      break;
+    }
     case 0: f.arm(FaultInjector::kFailReads); break;
     case 1: f.arm(FaultInjector::kFailWrites); break;
     case 2: f.arm(FaultInjector::kFailReads | FaultInjector::kFailWrites); break;
@@ -460,12 +466,12 @@ bool run_episode(const EpisodeRun& run, uint64_t* digest) {
               "   of the same ops generator, not this run's)\n");
     return false;
   }
-  printf("  %-48s ops=%-7llu faults=%u failed_mask=0x%llx rmw=%llu rcw=%llu full=%llu degraded_w=%llu degraded_r=%llu merged=%llu",
+  printf("  %-48s ops=%-7llu faults=%u failed_mask=0x%llx rmw=%llu rcw=%llu full=%llu degraded_w=%llu degraded_r=%llu merged=%llu corrected=%llu",
          describe(e).c_str(), (unsigned long long)sh.ops_done.load(), sh.faults_armed,
          (unsigned long long)a.vol().failed_mask(), (unsigned long long)st.rmw_writes,
          (unsigned long long)st.rcw_writes, (unsigned long long)st.full_stripe_writes,
          (unsigned long long)st.degraded_writes, (unsigned long long)st.degraded_reads,
-         (unsigned long long)st.merged_writes);
+         (unsigned long long)st.merged_writes, (unsigned long long)st.corrected_reads);
   if (run.opt.deterministic) printf(" digest=%016llx", (unsigned long long)*digest);
   printf("\n");
   return true;

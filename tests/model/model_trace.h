@@ -4,7 +4,7 @@
 // and, when a file is given, written out one event a line:
 //   <episode> I <op> <reactor> <kind 0 read|1 write|2 flush> <offset> <length> <fua>
 //   <episode> C <op> <result> <read matched the model 0|1>
-//   <episode> F <op> <member> <fault kind 0..5> <countdown>   (armed after <op> was issued)
+//   <episode> F <op> <member> <fault kind 0..6> <countdown, or kind 6's first block>   (armed after <op> was issued)
 //   <episode> L <op> <member> <latency us>
 //   <episode> K <op> <byte flipped>                          (the canary)
 //   <episode> E <failed mask> <rmw> <rcw> <full> <degraded writes> <degraded reads> <merged>

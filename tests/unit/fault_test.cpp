@@ -103,6 +103,85 @@ TEST_P(Faults, LatencyKeepsDataCorrect) {
   EXPECT_TRUE(a->failed_events.empty());
 }
 
+// Where logical byte `off` lies: its member and that member's byte.
+static std::pair<uint32_t, uint64_t> place_of(Volume& v, uint64_t off) {
+  const Geometry& g = v.geometry();
+  const uint64_t s = off / g.stripe_data_bytes(), in = off % g.stripe_data_bytes();
+  const uint32_t i = uint32_t(in / g.strip_bytes);
+  return {g.data_member(s, i), v.data_offset() + g.member_offset(s) + in % g.strip_bytes};
+}
+
+// A block a member cannot read (a medium error, -ENODATA) is read around
+// from the redundancy and written back: the read is served, the member
+// stays, the block reads again from it (as md corrects read errors).
+// Mirrors fail the member as before (their reads take no stripe lock to
+// write back under).
+TEST_P(Faults, AnUnreadableBlockIsReadAroundAndRewritten) {
+  const uint64_t off = 3 * a->vol().geometry().stripe_data_bytes() + a->vol().geometry().strip_bytes + 8192;
+  const auto [m, moff] = place_of(a->vol(), off);
+  a->drive(m).faults().set_unreadable(moff, 4096);
+  AlignedBuf got(16384);
+  ASSERT_EQ(0, a->read(off - 4096, 16384, got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), image->data() + off - 4096, 16384));
+  if (a->vol().geometry().is_mirror()) {
+    // (The read may take another copy and meet nothing.)
+    EXPECT_TRUE(a->failed_events.empty() || a->failed_events == std::vector<uint32_t>{m});
+  } else {
+    EXPECT_TRUE(a->failed_events.empty());
+    EXPECT_EQ(a->vol().failed_mask(), 0u);
+    EXPECT_EQ(a->vol().corrected_reads(m), 1u);
+    EXPECT_FALSE(a->drive(m).faults().unreadable()) << "the block was not written back";
+    const std::vector<uint8_t> on_member = a->member_bytes(m, moff, 4096);
+    EXPECT_EQ(0, memcmp(on_member.data(), image->data() + off, 4096));
+  }
+  expect_image();
+}
+
+// A drive that keeps losing blocks is failed at the kMaxCorrectedReads-th.
+TEST_P(Faults, ADriveThatKeepsLosingBlocksIsFailed) {
+  if (a->vol().geometry().is_mirror()) GTEST_SKIP() << "mirrors fail the member at the first";
+  const Geometry& g = a->vol().geometry();
+  const uint32_t m = g.data_member(0, 0);
+  uint32_t corrected = 0;
+  for (uint64_t off = 0; corrected < Volume::kMaxCorrectedReads; off += g.strip_bytes) {
+    ASSERT_LT(off, size);
+    const auto [dm, moff] = place_of(a->vol(), off);
+    if (dm != m) continue;
+    a->drive(m).faults().set_unreadable(moff, 4096);
+    AlignedBuf got(4096);
+    ASSERT_EQ(0, a->read(off, 4096, got.data()));
+    ASSERT_EQ(0, memcmp(got.data(), image->data() + off, 4096));
+    corrected++;
+    EXPECT_EQ(a->vol().failed_mask() != 0, corrected == Volume::kMaxCorrectedReads) << corrected;
+  }
+  EXPECT_EQ(a->failed_events, std::vector<uint32_t>{m});
+  expect_image();
+}
+
+// With a member failed, a block another cannot read is read around where
+// the level still survives both (RAID 6, ec); RAID 5 cannot and fails.
+TEST_P(Faults, AnUnreadableBlockBesideAFailedMember) {
+  if (a->vol().geometry().is_mirror()) GTEST_SKIP() << "mirrors fail the member at the first";
+  const Geometry& g = a->vol().geometry();
+  const uint64_t off = 5 * g.stripe_data_bytes();
+  const auto [m, moff] = place_of(a->vol(), off);
+  const uint32_t gone = (m + 1) % g.members;
+  ASSERT_TRUE(a->vol().fail_member(gone, -EIO));
+  a->drive(m).faults().set_unreadable(moff, 4096);
+  AlignedBuf got(4096);
+  const int rc = a->read(off, 4096, got.data());
+  if (tolerated() >= 2) {
+    ASSERT_EQ(0, rc);
+    EXPECT_EQ(0, memcmp(got.data(), image->data() + off, 4096));
+    EXPECT_EQ(a->vol().corrected_reads(m), 1u);
+    EXPECT_EQ(a->vol().failed_mask(), 1ull << gone);
+    expect_image();
+  } else {
+    EXPECT_EQ(-EIO, rc);
+    EXPECT_TRUE(a->vol().failed());
+  }
+}
+
 TEST_P(Faults, PastRedundancyTheGroupFails) {
   const uint32_t n = a->vol().geometry().members;
   // Fail members in order until the group cannot serve: for RAID 10 the

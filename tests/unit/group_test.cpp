@@ -739,3 +739,39 @@ TEST(GroupStates, OperatorFailSaysSo) {
   EXPECT_EQ(e.message, "member 1 was failed by the operator");
   ASSERT_TRUE(g->stop(&err)) << err;
 }
+
+// A block a member cannot read is read around and written back: the group
+// says so in an event (from its metadata worker) and stays optimal; the
+// data and the member's own copy of the block are right, across a restart.
+TEST(GroupReadErrors, AnUnreadableBlockIsCorrectedAndTold) {
+  GroupRig rig(4);
+  std::string err;
+  auto g = rig.create(config(Level::R5), 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  Image img(g->volume().size_bytes());
+  img.write_all(rig, g->volume());
+  Volume& v = g->volume();
+  const Geometry& geo = v.geometry();
+  const uint64_t s = 2, off = s * geo.stripe_data_bytes();
+  const uint32_t m = geo.data_member(s, 0);
+  const uint64_t moff = v.data_offset() + geo.member_offset(s);
+  v.member(m)->faults().set_unreadable(moff, 4096);
+  AlignedBuf got(4096);
+  ASSERT_EQ(0, rig.io(v, IoRequest::Read, off, 4096, got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off, 4096));
+  GroupEvent ev;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ReadCorrected, &ev); }, 10));
+  EXPECT_EQ(ev.member, int(m));
+  EXPECT_NE(ev.message.find("written back (1 since"), std::string::npos) << ev.message;
+  EXPECT_FALSE(v.member(m)->faults().unreadable());
+  EXPECT_EQ(g->state(), GroupState::Optimal);
+  ASSERT_TRUE(g->stop(&err)) << err;
+  g.reset();
+  std::string note;
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_EQ(g->state(), GroupState::Optimal) << note;
+  img.check(rig, g->volume());
+  EXPECT_EQ(0, memcmp(rig.raw_read(m, moff, 4096).data(), img.buf.data() + off, 4096)) << "the member's own block";
+  ASSERT_TRUE(g->stop(&err));
+}

@@ -118,7 +118,10 @@ TEST(NvmeChar, BlockTwin) {
 
 TEST(NvmeChar, ResultsMapToTheEngines) {
   EXPECT_EQ(nvme_cmd_result(0, 65536), 65536);
-  EXPECT_EQ(nvme_cmd_result(0x281, 4096), -EIO) << "an NVMe status (unrecovered read error)";
+  EXPECT_EQ(nvme_cmd_result(0x281, 4096), -ENODATA) << "unrecovered read error: a medium error, as the block layer says";
+  EXPECT_EQ(nvme_cmd_result(0x4281, 4096), -ENODATA) << "the same with Do Not Retry";
+  EXPECT_EQ(nvme_cmd_result(0x280, 4096), -EIO) << "write fault: any other NVMe status";
+  EXPECT_EQ(nvme_cmd_result(0x6, 4096), -EIO) << "internal error";
   EXPECT_EQ(nvme_cmd_result(-EINVAL, 4096), -EINVAL);
 }
 
