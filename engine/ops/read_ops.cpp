@@ -148,14 +148,19 @@ static void deliver(Op* op) {
   }
 }
 
+// Whether data role `role` of the stripe is on a member read around for
+// an unreadable block and was reconstructed (its member in *m): written back.
+static bool rewrites(const Op* op, uint32_t role, uint32_t* m) {
+  *m = role_member(op->vol->geometry(), op->stripe, role);
+  return (op->dread.plan.recover_roles >> role & 1) && (op->dread.unreadable >> *m & 1);
+}
+
 // The unreadable blocks written back (Volume::correct_read): each member
 // whose write failed fails; each rewritten is counted.
 static void rewrite_done(Op* op) {
   const Geometry& g = op->vol->geometry();
-  for (uint32_t role = 0; role < g.data_strips(); role++) {
-    if (!(op->dread.plan.recover_roles >> role & 1)) continue;
-    const uint32_t m = role_member(g, op->stripe, role);
-    if (!(op->dread.unreadable >> m & 1) || (op->errored >> m & 1)) continue;
+  for (uint32_t role = 0, m; role < g.data_strips(); role++) {
+    if (!rewrites(op, role, &m) || (op->errored >> m & 1)) continue;
     bump(counters_of(op).corrected_reads);
     op->vol->read_corrected(m);
   }
@@ -173,9 +178,8 @@ static void degraded_read_parity_done(ParityJob* job) {
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
   begin_phase(op, rewrite_done);
-  for (uint32_t role = 0; role < k; role++) {
-    const uint32_t m = role_member(g, op->stripe, role);
-    if (!(op->dread.plan.recover_roles >> role & 1) || !(op->dread.unreadable >> m & 1)) continue;
+  for (uint32_t role = 0, m; role < k; role++) {
+    if (!rewrites(op, role, &m)) continue;
     const StripRange h = role_hull(op, role, k);
     issue_member_io(op, m, MemberIo::Write, member_off(op->vol, op->stripe, h.a), op->rd[role], h.b - h.a, false);
   }
@@ -245,9 +249,9 @@ static void degraded_read_locked(Op* op) {
   // Unreadable members count as failed for this read alone; past what
   // the group survives (another failed since), nothing is rewritten and
   // their blocks are read again as they are.
-  if (op->dread.unreadable && !g.survives(v->failed_mask_for(op->stripe) | op->dread.unreadable))
-    op->dread.unreadable = 0;
-  const uint64_t failed = v->failed_mask_for(op->stripe) | op->dread.unreadable;
+  uint64_t failed = v->failed_mask_for(op->stripe);
+  if (!g.survives(failed | op->dread.unreadable)) op->dread.unreadable = 0;
+  failed |= op->dread.unreadable;
   if (!g.survives(failed)) {
     unlock_stripe(op);
     return finish_op(op, -EIO);
