@@ -242,6 +242,8 @@ void BackgroundWork::on_done(IoRequest* req) {
   b->live_.fetch_sub(1);  // the last touch
 }
 
+// A kind of work that ends tells so (its callback) before it stops reading
+// as active: whoever sees it over (dg show --watch) finds its end told.
 void BackgroundWork::done(Slot* s, int result) {
   in_flight_ -= s->stripes;
   const uint64_t stripes = v_.geometry().stripes();
@@ -255,9 +257,9 @@ void BackgroundWork::done(Slot* s, int result) {
       }
       p.done_stripes = v_.rebuild_checkpoint();
       if (p.done_stripes >= stripes && in_flight_ == 0) {
-        p.active = false;
         v_.finish_rebuild();
         if (cb_.rebuild_done) cb_.rebuild_done();
+        p.active = false;
       }
       break;
     case Work::Resync: {
@@ -271,18 +273,18 @@ void BackgroundWork::done(Slot* s, int result) {
         resync_region_failed_ = false;
       }
       if (result < 0) {  // the rest waits for the next assembly (the regions stay dirty)
-        p.active = false;
         if (cb_.resync_failed) cb_.resync_failed(result);
-      } else if (wi_.suspect_regions() == 0) {
         p.active = false;
+      } else if (wi_.suspect_regions() == 0) {
         if (cb_.resync_done) cb_.resync_done();
+        p.active = false;
       }
       break;
     }
     case Work::Init: {
       if (result < 0) {  // the checkpoint stays below this stripe
-        p.active = false;
         if (cb_.init_failed) cb_.init_failed(result);
+        p.active = false;
         break;
       }
       // The checkpoint moves over stripes finished in order.
@@ -296,8 +298,8 @@ void BackgroundWork::done(Slot* s, int result) {
       init_cp_ = cp;
       p.done_stripes = cp;
       if (cp >= stripes) {
-        p.active = false;
         if (cb_.init_done) cb_.init_done();
+        p.active = false;
       }
       break;
     }
@@ -323,11 +325,11 @@ void BackgroundWork::done(Slot* s, int result) {
       }
       const bool end = cursor_[int(Work::Scrub)] >= stripes || stop_scrub_;
       if (end && in_flight_ == 0) {
-        p.active = false;
         scrub_last_ = scrub_now_;
         ScrubSummary sum = scrub_last_;
         g.unlock();
         if (cb_.scrub_done) cb_.scrub_done(sum);
+        p.active = false;
       }
       break;
     }

@@ -584,9 +584,10 @@ GroupState Group::state() const {
   if (volume_->failed()) return GroupState::Failed;
   // failed_mask() holds failed and missing members, not the one being rebuilt.
   if (volume_->failed_mask()) return GroupState::Degraded;
-  if (volume_->rebuilding_member() >= 0 || im.rebuild_finished.load()) return GroupState::Rebuilding;
+  if (volume_->rebuilding_member() >= 0 || im.rebuild_finished.load() || im.bg->progress(Work::Rebuild).active)
+    return GroupState::Rebuilding;
   if (im.wi->suspect_regions()) return GroupState::Resyncing;
-  if (im.bg->progress(Work::Init).active) return GroupState::Initializing;
+  if (im.init_running()) return GroupState::Initializing;
   return GroupState::Optimal;
 }
 
@@ -757,8 +758,9 @@ void Group::set_scrub_rate(uint64_t b) { impl_->bg->set_rate(Work::Scrub, b); }
 static Progress progress_of(const Group::Impl& im, Work w) {
   const WorkProgress& p = im.bg->progress(w);
   Progress r;
-  // A finished rebuild runs until the housekeeper has made its member active on disk.
-  r.running = p.active || (w == Work::Rebuild && im.rebuild_finished.load());
+  // A finished rebuild or init runs until the housekeeper has made it so on
+  // disk and told it (REBUILD_FINISHED, INIT_FINISHED).
+  r.running = p.active || (w == Work::Rebuild && im.rebuild_finished.load()) || (w == Work::Init && im.init_finished.load());
   r.paused = p.paused;
   const uint64_t strip = im.vol->geometry().strip_bytes;
   r.total_bytes = p.total_stripes * strip;
@@ -793,7 +795,7 @@ Redundancy Group::redundancy(uint32_t* failures_tolerated) const {
   Redundancy r;
   if (!g.survives(unusable)) r = Redundancy::Lost;
   else if (g.guaranteed_redundancy() == 0) r = Redundancy::None;
-  else if (im.wi->suspect_regions() || im.bg->progress(Work::Init).active) r = Redundancy::Pending;
+  else if (im.wi->suspect_regions() || im.init_running()) r = Redundancy::Pending;
   else {
     n = g.failures_tolerated(unusable);
     r = unusable || im.bg->progress(Work::Rebuild).active ? Redundancy::Reduced : Redundancy::Full;

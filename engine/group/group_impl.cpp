@@ -443,11 +443,12 @@ void Group::Impl::housekeeping_tick(bool slow) {
       }
     }
     rebuild_ended(m);
-    rebuild_finished = false;
     emit(GroupEvent::RebuildFinished, m, msg);
+    rebuild_finished = false;
   }
   fail_overdue_missing();
-  if (init_finished.exchange(false)) {
+  // As a rebuild's: the init reads as running until it is on disk and told.
+  if (init_finished.load()) {
     vol->members_error(flush_members(), -EIO);  // the survivors' init writes are durable
     persist([&] {
       sb.flags |= kFlagInitialized;
@@ -455,6 +456,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
     });
     initialized = true;
     emit(GroupEvent::InitFinished, -1, "initialized");
+    init_finished = false;
   }
   // A failure during a rebuild keeps the request until that rebuild ends.
   if (auto_replace.load() && rebuild_owner() < 0 && !vol->failed()) {

@@ -148,6 +148,9 @@ struct Group::Impl {
     const int r = vol->rebuilding_member();
     return r >= 0 ? r : rebuild_finished.load() ? rebuild_slot.load() : -1;
   }
+  // The init runs, or ended and the housekeeper has not yet made that so on
+  // disk and told it.
+  bool init_running() const { return bg->progress(Work::Init).active || init_finished.load(); }
   // Control threads, before an operator's action that may start a rebuild:
   // waits (at most timeout_s) for a finished rebuild's member to be made
   // active, which the housekeeper does within a tick.

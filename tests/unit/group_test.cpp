@@ -714,6 +714,31 @@ TEST(GroupInit, BackgroundInitMakesGarbageConsistent) {
   ASSERT_TRUE(g->stop(&err));
 }
 
+// Whoever sees a task over (dg show --watch) finds its end told: a late
+// INIT_FINISHED cut the next scrub's MISMATCH_FOUND events in two passes.
+TEST(GroupInit, ATaskReadsAsRunningUntilItsEndIsTold) {
+  GroupRig rig(4);
+  GroupConfig c = config(Level::R5);
+  c.assume_zeroed = false;
+  std::string err;
+  auto g = rig.create(c, 0, 4, &err);
+  ASSERT_TRUE(g) << err;
+  // Read the task's state first, then the events: never over and untold.
+  auto over_and_told = [&](auto running, GroupEvent::Kind k) {
+    return rig.wait([&] {
+      if (running()) return false;
+      EXPECT_TRUE(has_event(rig, k)) << "the task reads as over before its end is told";
+      return true;
+    });
+  };
+  ASSERT_TRUE(over_and_told([&] { return g->init_progress().running || g->state() == GroupState::Initializing; },
+                            GroupEvent::InitFinished));
+  EXPECT_TRUE(g->redundancy_claimed());
+  ASSERT_TRUE(g->start_scrub(false, &err)) << err;
+  ASSERT_TRUE(over_and_told([&] { return g->scrub_progress().running; }, GroupEvent::ScrubFinished));
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 TEST(GroupStates, Raid0HasNoRedundancy) {
   GroupRig rig(3);
   std::string err;
