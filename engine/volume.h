@@ -139,6 +139,12 @@ class Volume {
   // kMaxCorrectedReads corrected since its drive took its place.
   static bool medium_error(int err) { return err == -ENODATA || err == -EILSEQ; }
   bool may_correct(uint32_t member, uint64_t unreadable) const;
+  // Whether the stripe's parity stands for its data: not so in a region an
+  // unclean stop left dirty (until resynced) or above the init's
+  // checkpoint. There an unreadable block cannot be read around: what the
+  // parity would give is not what was written, so the read fails and the
+  // member stays (its other blocks are good).
+  bool parity_trusted(uint64_t stripe) const { return !(hooks.parity_suspect && hooks.parity_suspect(stripe)); }
   // A block range of member was read around and rewritten: counted (and
   // told, events.read_corrected); the kMaxCorrectedReads-th fails it.
   void read_corrected(uint32_t member);

@@ -8,6 +8,9 @@
 //   Scrub   - every strip read and checked; with m >= 2 a single corrupt
 //             strip is located (the one whose rebuilt content makes the
 //             stripe consistent); repair rewrites it, or else the parity.
+//             A strip that cannot be read (a medium error) is rebuilt from
+//             the others, checked with them and written back, as md's
+//             check corrects read errors (parity levels).
 #include <cstring>
 
 #include "engine/ops/op.h"
@@ -44,6 +47,11 @@ static void begin_repair(Op* op, void (*then)(Op*)) {
 }
 
 void writes_done(Op* op) {
+  // A scrub's unreadable blocks written back: counted where the write took.
+  for (uint64_t c = op->maint.corrected & ~op->errored & ~op->vol->unusable_mask(); c; c &= c - 1) {
+    bump(counters_of(op).corrected_reads);
+    op->vol->read_corrected(uint32_t(__builtin_ctzll(c)));
+  }
   // Errors first: a member a repair could not write is failed (and the
   // bitmap tracking on) before the intent ends, so its region is tracked.
   const bool ok = absorb_errors(op);
@@ -97,6 +105,7 @@ static uint8_t* copy_to_keep(Op* op, uint32_t i, uint64_t failed, bool* verified
 void mirror_reads_done(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
+  correctable_unreadable(op);  // none on mirrors (Volume::may_correct): errors as any
   if (op->errored) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
@@ -255,12 +264,42 @@ int locate_corrupt_role(Op* op, uint8_t* scratch) {
   return found;
 }
 
+// A scrub's strips on members whose read met an unreadable block
+// (maint.corrected), rebuilt in place (rd) from k of the others on the CPU:
+// rare. Then checked with the rest as any stripe and written back.
+static bool rebuild_unreadable(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips(), n = k + g.parity;
+  uint64_t lost = 0, src = 0;
+  for (uint32_t role = 0; role < n; role++)
+    if (op->maint.corrected >> member_of(op, role) & 1) lost |= 1ull << role;
+  for (uint32_t role = 0, got = 0; role < n && got < k; role++)
+    if (!(lost >> role & 1)) src |= 1ull << role, got++;
+  thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
+  ParityJob r;
+  make_recover_job(r, op->vol->codec(), g.strip_bytes, src, op->rd, lost, op->rd);
+  r.done = [](ParityJob*) {};
+  ParityJob* p = &r;
+  cpu->submit(&p, 1);
+  return r.status == 0;
+}
+
 void parity_reads_done(Op* op) {
+  if (op->read.unreadable && !op->vol->parity_trusted(op->stripe)) {
+    // Nothing to rebuild the block from: the stripe is left as it is (a
+    // write over the block makes it readable) and its member stays.
+    op->read.unreadable = 0;
+    op->maint.res->skipped = true;
+    const bool ok = absorb_errors(op);
+    return finish_maintenance(op, ok ? 0 : -EIO);
+  }
+  op->maint.corrected = op->read.unreadable ? correctable_unreadable(op) : 0;
   if (op->errored) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
     return ok ? maint_locked(op) : finish_maintenance(op, -EIO);
   }
+  if (op->maint.corrected && !rebuild_unreadable(op)) return finish_maintenance(op, -EIO);
   Volume* v = op->vol;
   const Codec& c = v->codec();
   const uint32_t k = c.k(), m = c.m(), L = v->geometry().strip_bytes;
@@ -328,17 +367,20 @@ static void parity_write_back(Op* op) {
   const Geometry& g = v->geometry();
   const uint32_t k = g.data_strips(), m = g.parity;
   const uint64_t failed = v->failed_mask_for(op->stripe);
+  // What each member is written (one write each, the last set wins).
+  uint8_t* out[kMaxMembers] = {};
   auto write_unless_failed = [&](uint32_t member, uint8_t* buf) {
-    if (!(failed >> member & 1)) write_role(op, member, buf);
+    if (!(failed >> member & 1)) out[member] = buf;
   };
-  begin_phase(op, writes_done);
   switch (op->maint.kind) {
     case M::Resync:
       for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->maint.parity_out[r]);
       break;
-    case M::Rebuild: write_role(op, uint32_t(op->maint.rebuild_member), op->maint.out); break;
+    case M::Rebuild: out[op->maint.rebuild_member] = op->maint.out; break;
     case M::Scrub:
     case M::ScrubRepair: {
+      for (uint32_t role = 0; role < k + m; role++)  // unreadable blocks, rebuilt (rebuild_unreadable)
+        if (op->maint.corrected >> member_of(op, role) & 1) write_unless_failed(member_of(op, role), op->rd[role]);
       if (!job->mismatch_rows || op->maint.kind != M::ScrubRepair) break;
       if (op->maint.res->located_role >= 0) {
         op->maint.res->repaired = true;
@@ -368,6 +410,9 @@ static void parity_write_back(Op* op) {
       break;
     }
   }
+  begin_phase(op, writes_done);
+  for (uint32_t mem = 0; mem < g.members; mem++)
+    if (out[mem]) write_role(op, mem, out[mem]);
   end_issue(op);
 }
 
@@ -378,6 +423,7 @@ void parity_locked(Op* op) {
   const bool rebuild = op->maint.kind == M::Rebuild;
   const uint64_t failed = v->failed_mask_for(op->stripe) | (rebuild ? 1ull << op->maint.rebuild_member : 0);
   const uint64_t lost = failed_roles(g, op->stripe, failed);
+  op->maint.corrected = 0;
   if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish_maintenance(op, -EIO);
   uint64_t reads = 0;
   if (op->maint.kind == M::Resync) {

@@ -74,6 +74,9 @@ struct DegradedReadCtx {
   // Members read around as if failed, and what of them is reconstructed
   // written back: their read of this stripe met an unreadable block.
   uint64_t unreadable = 0;
+  // A member's read met an unreadable block where the parity cannot be
+  // trusted (Volume::parity_trusted): the read fails, the member stays.
+  bool uncorrectable = false;
 };
 
 // Direct reads (ops/read_ops.cpp): redone degraded when a member they read
@@ -81,7 +84,7 @@ struct DegradedReadCtx {
 struct ReadCtx {
   uint64_t failed_snapshot = 0;  // failed members when the op was planned
   bool retry = false;            // a strip had no member left to read: redo the part degraded
-  uint64_t unreadable = 0;       // members whose read met an unreadable block (Volume::medium_error; degraded reads too)
+  uint64_t unreadable = 0;       // members whose read met an unreadable block (Volume::medium_error; degraded reads, scrubs too)
 };
 
 // Resync, rebuild or scrub of one stripe (ops/maintenance.cpp), or one
@@ -96,6 +99,7 @@ struct MaintenanceCtx {
   uint32_t rebuild_role = 0;        // Rebuild: the role of the stripe on rebuild_member
   uint8_t* out = nullptr;           // Rebuild: the rebuilt strip; Scrub: the located strip's rebuilt content
   uint8_t* parity_out[kMaxParity];  // Resync: the parity rows computed
+  uint64_t corrected = 0;           // Scrub: members whose unreadable block was rebuilt, to be written back
   // Mirrors: per member, the buffer its copy is read into (nullptr: not read).
   uint8_t* copy[kMaxMembers];
   // Mirrors: the copies to write once the write intent is open, each from src_of[member].
@@ -230,6 +234,10 @@ void release_write_intent(Op* op);
 void resume_on_home(Op* op, void (*fn)(Op*));
 // A Recover job: rows `dst_roles` (into dst[role]) from rows `src_roles`
 // (from src[role]), both in ascending role order, as the backends want.
+// The members of op->read.unreadable that may be read around
+// (Volume::may_correct); the others join op->errored with -ENODATA, as any
+// read error. Clears op->read.unreadable.
+uint64_t correctable_unreadable(Op* op);
 void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,
                       uint64_t dst_roles, uint8_t* const* dst);
 // The bytes of [off, end) in the strip that starts at logical offset lo,

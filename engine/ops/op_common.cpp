@@ -20,10 +20,12 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->intent_held = false;
   op->read = ReadCtx{};
   op->dread.unreadable = 0;
+  op->dread.uncorrectable = false;
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
   op->held_next = nullptr;
   op->maint.run = nullptr;
+  op->maint.corrected = 0;
   if (StripeGather* g = gather_of(op)) g->op_started();  // put_op counts it out
   op->pending = 0;
   op->errored = op->used = 0;
@@ -118,10 +120,18 @@ void finish_op(Op* op, int result) {
 
 static void finish_held(Op* op) { finish_op(op, op->held_result); }
 
+// Ops whose reads that meet an unreadable block may read around it instead
+// of failing its member: user reads and scrubs.
+static bool reads_around(const Op* op) {
+  return op->kind == OpKind::Read || op->kind == OpKind::DegradedRead ||
+         (op->kind == OpKind::Maintenance &&
+          (op->maint.kind == Volume::Maintenance::Scrub || op->maint.kind == Volume::Maintenance::ScrubRepair));
+}
+
 static void member_io_done(MemberIo* io) {
   Op* op = static_cast<Op*>(io->ctx);
-  if (io->res < 0 && (op->kind == OpKind::Read || op->kind == OpKind::DegradedRead) && io->kind == MemberIo::Read &&
-      io->drive_index == io->tag && Volume::medium_error(io->res)) {
+  if (io->res < 0 && io->kind == MemberIo::Read && io->drive_index == io->tag && Volume::medium_error(io->res) &&
+      reads_around(op)) {
     op->read.unreadable |= 1ull << io->tag;  // the read's end: read around it, or fail the member
   } else if (io->res < 0) {
     op->errored |= 1ull << io->tag;
@@ -332,6 +342,19 @@ void release_write_intent(Op* op) {
   if (!op->intent_held) return;
   op->intent_held = false;
   if (op->vol->hooks.write_end) op->vol->hooks.write_end(op->stripe, op->home->id());
+}
+
+uint64_t correctable_unreadable(Op* op) {
+  uint64_t keep = op->read.unreadable;
+  op->read.unreadable = 0;
+  for (uint64_t u = keep; u; u &= u - 1) {
+    const uint32_t m = uint32_t(__builtin_ctzll(u));
+    if (op->vol->may_correct(m, keep)) continue;
+    keep &= ~(1ull << m);
+    op->errored |= 1ull << m;
+    op->io_err = -ENODATA;
+  }
+  return keep;
 }
 
 void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,

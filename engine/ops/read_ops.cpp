@@ -20,14 +20,7 @@ static void read_done(Op* op) {
   Volume* v = op->vol;
   // Unreadable blocks: read around and rewritten where the group can,
   // else an error as any other (the member fails).
-  uint64_t unreadable = op->read.unreadable;
-  for (uint64_t u = unreadable; u; u &= u - 1) {
-    const uint32_t m = uint32_t(__builtin_ctzll(u));
-    if (v->may_correct(m, unreadable)) continue;
-    unreadable &= ~(1ull << m);
-    op->errored |= 1ull << m;
-    op->io_err = -ENODATA;
-  }
+  const uint64_t unreadable = correctable_unreadable(op);
   const bool had_errors = op->errored != 0;
   if (!absorb_errors(op)) return finish_op(op, -EIO);
   if (unreadable) {
@@ -188,11 +181,17 @@ static void degraded_read_parity_done(ParityJob* job) {
 
 // Members whose read met an unreadable block in a degraded read: those
 // holding a data strip of the stripe are read around from now on where the
-// group survives it (and rewritten), the others fail as on any error.
+// group survives it (and rewritten), the others fail as on any error. Where
+// the stripe's parity cannot be trusted, nothing is read around: the read
+// fails (uncorrectable) and the member stays.
 static bool read_around_unreadable(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint64_t u = op->read.unreadable;
   op->read.unreadable = 0;
+  if (!op->vol->parity_trusted(op->stripe)) {
+    op->dread.uncorrectable = true;
+    return false;
+  }
   bool more = false;
   for (uint32_t role = 0; role < g.data_strips() + g.parity; role++) {
     const uint32_t m = role_member(g, op->stripe, role);
@@ -210,6 +209,10 @@ static bool read_around_unreadable(Op* op) {
 
 static void degraded_read_io_done(Op* op) {
   const bool read_around = op->read.unreadable && read_around_unreadable(op);
+  if (op->dread.uncorrectable) {
+    absorb_errors(op);  // other members' errors fail them as ever
+    return degraded_read_finish(op, -EIO);
+  }
   if (op->errored || read_around) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
