@@ -45,13 +45,13 @@ void print_stats(const v1::Stats& s) {
   t.print();
   if (s.groups_size()) {
     printf("\n");
-    Table d({"GROUP", "FULL-STRIPE", "RMW", "RCW", "DEGRADED-W", "DEGRADED-R", "MERGED", "FAILED", "CORRECTED", "GUARD-LOGGED",
+    Table d({"GROUP", "FULL-STRIPE", "RMW", "RCW", "DEGRADED-W", "DEGRADED-R", "MERGED", "FAILED", "CORRECTED", "UNCORRECTABLE", "GUARD-LOGGED",
              "GUARD-BATCHES", "GUARD-FLUSHES", "GUARD-TAILS"});
     for (const auto& g : s.groups())
       d.add({g.name(), std::to_string(g.full_stripe_writes()), std::to_string(g.rmw_writes()),
              std::to_string(g.rcw_writes()), std::to_string(g.degraded_writes()), std::to_string(g.degraded_reads()),
              std::to_string(g.merged_writes()), std::to_string(g.failed_members()), std::to_string(g.corrected_reads()),
-             std::to_string(g.guard_logged_writes()),
+             std::to_string(g.uncorrectable_reads()), std::to_string(g.guard_logged_writes()),
              std::to_string(g.guard_batches()),
              std::to_string(g.guard_flush_rounds()), std::to_string(g.guard_tail_writes())});
     d.print();

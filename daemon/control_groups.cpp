@@ -49,7 +49,10 @@ void ControlPlane::group_to_api(const GroupRec& gr, v1::Group* out) const {
   out->set_declustered_data(r.declustered_data());
   out->set_declustered_spares(r.declustered_spares());
   out->set_strip_bytes(r.strip_bytes());
-  out->set_note(gr.note);
+  // What the start said is history once the group is whole again (cleared
+  // at the next group event too; the finished event of the recovery may be
+  // handled a moment before the group reads as optimal).
+  if (!gr.g || gr.g->state() != GroupState::Optimal) out->set_note(gr.note);
   out->set_rebuild_rate_bytes_s(r.rebuild_rate_bytes_s());
   out->set_rebuild_held(r.rebuild_held());
   out->set_scrub_rate_bytes_s(r.scrub_rate_bytes_s());

@@ -236,6 +236,9 @@ void group_metrics(PromText& p, const std::vector<v1::Group>& groups, const v1::
   p.family("dg_corrected_reads_total", "counter",
            "Member blocks that could not be read, rebuilt from the other members and written back.");
   for (auto& gs : s.groups()) p.sample("dg_corrected_reads_total", {{"dg", gs.name()}}, gs.corrected_reads());
+  p.family("dg_uncorrectable_reads_total", "counter",
+           "Member blocks that could not be read nor rebuilt (the group needed the member): the I/O failed.");
+  for (auto& gs : s.groups()) p.sample("dg_uncorrectable_reads_total", {{"dg", gs.name()}}, gs.uncorrectable_reads());
   p.family("dg_retried_reads_total", "counter", "Reads redone because a member failed under them.");
   for (auto& gs : s.groups()) p.sample("dg_retried_reads_total", {{"dg", gs.name()}}, gs.retried_reads());
 }

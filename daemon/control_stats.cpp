@@ -167,6 +167,7 @@ grpc::Status ControlPlane::get_stats(const v1::GetStatsRequest& q, v1::Stats* ou
     gs->set_retried_reads(s.retried_reads);
     gs->set_degraded_flushes(s.degraded_flushes);
     gs->set_corrected_reads(s.corrected_reads);
+    gs->set_uncorrectable_reads(s.uncorrectable_reads);
     gs->set_failed_members(uint32_t(__builtin_popcountll(gr.g->volume().failed_mask())));
     if (const PplLog* log = gr.g->volume().ppl) {
       gs->set_guard_logged_writes(log->logged_writes());

@@ -101,6 +101,7 @@ v1::EventKind group_event_to_api(GroupEvent::Kind k) {
     case GroupEvent::ReplaceStarted: return v1::EVENT_KIND_REPLACE_STARTED;
     case GroupEvent::ReplaceFinished: return v1::EVENT_KIND_REPLACE_FINISHED;
     case GroupEvent::ReadCorrected: return v1::EVENT_KIND_READ_CORRECTED;
+    case GroupEvent::ReadUncorrectable: return v1::EVENT_KIND_READ_UNCORRECTABLE;
   }
   return v1::EVENT_KIND_UNSPECIFIED;
 }

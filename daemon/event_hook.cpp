@@ -31,7 +31,8 @@ const char* severity(v1::EventKind k) {
   switch (k) {
     case v1::EVENT_KIND_GROUP_FAILED:
     case v1::EVENT_KIND_MEMBER_FAILED:
-    case v1::EVENT_KIND_SPARE_FAILED: return "critical";
+    case v1::EVENT_KIND_SPARE_FAILED:
+    case v1::EVENT_KIND_READ_UNCORRECTABLE: return "critical";
     case v1::EVENT_KIND_MEMBER_MISSING:
     case v1::EVENT_KIND_READ_CORRECTED:
     case v1::EVENT_KIND_MISMATCH_FOUND:

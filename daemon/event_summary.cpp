@@ -8,7 +8,7 @@ namespace v1 = gpuraid::v1;
 
 bool EventSummary::repetitive(v1::EventKind k) {
   return k == v1::EVENT_KIND_MISMATCH_FOUND || k == v1::EVENT_KIND_REBUILD_PROGRESS ||
-         k == v1::EVENT_KIND_SCRUB_PROGRESS;
+         k == v1::EVENT_KIND_SCRUB_PROGRESS || k == v1::EVENT_KIND_READ_UNCORRECTABLE;  // an application retrying
 }
 
 namespace {

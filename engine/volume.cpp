@@ -121,7 +121,7 @@ void VolumeStats::add(const VolumeStats& o) {
       &VolumeStats::retried_reads,      &VolumeStats::merged_reads,    &VolumeStats::held_writes,
       &VolumeStats::held_reads,         &VolumeStats::held_expired,    &VolumeStats::rebuild_stripes_written,
       &VolumeStats::rebuild_stripes_skipped, &VolumeStats::degraded_flushes,
-      &VolumeStats::corrected_reads};
+      &VolumeStats::corrected_reads,    &VolumeStats::uncorrectable_reads};
   static_assert(sizeof(VolumeStats) == sizeof(kCounters) / sizeof(kCounters[0]) * sizeof(uint64_t),
                 "a VolumeStats counter is missing from kCounters");
   for (auto c : kCounters)
@@ -518,6 +518,13 @@ void Volume::read_corrected(uint32_t member) {
     else meta_.post(std::move(tell));
   }
   if (n >= kMaxCorrectedReads) member_error(member, -ENODATA);  // a drive that keeps losing blocks
+}
+
+void Volume::read_uncorrectable(uint32_t member, uint64_t stripe, bool parity_untrusted) {
+  if (!events_.read_uncorrectable) return;
+  auto tell = [this, member, stripe, parity_untrusted] { events_.read_uncorrectable(member, stripe, parity_untrusted); };
+  if (engine_.reactor(0).lockstep()) tell();
+  else meta_.post(std::move(tell));
 }
 
 void Volume::members_error(uint64_t members, int err) {

@@ -50,6 +50,10 @@ class Volume {
     // and rewritten (correct_read), with the member's count so far (on the
     // volume's metadata worker, never on a reactor).
     std::function<void(uint32_t member, uint32_t count)> read_corrected;
+    // Called per member whose unreadable block could not be rebuilt (the
+    // group needs the member, or the stripe's parity is not trusted): the
+    // I/O failed, the member stays (on the metadata worker, as above).
+    std::function<void(uint32_t member, uint64_t stripe, bool parity_untrusted)> read_uncorrectable;
   };
 
   ~Volume();
@@ -139,6 +143,12 @@ class Volume {
   // kMaxCorrectedReads corrected since its drive took its place.
   static bool medium_error(int err) { return err == -ENODATA || err == -EILSEQ; }
   bool may_correct(uint32_t member, uint64_t unreadable) const;
+  // Whether the group would fail without member (RAID 0, the last copy, a
+  // degraded RAID 5's survivor): a medium error there fails the read (or
+  // stops the rebuild) and keeps the member, as md keeps the last device
+  // that can serve a stripe; failing it would make one unreadable block a
+  // failed group.
+  bool needs_member(uint32_t member) const { return !geo_.survives(unusable_mask() | 1ull << member); }
   // Whether the stripe's parity stands for its data: not so in a region an
   // unclean stop left dirty (until resynced) or above the init's
   // checkpoint. There an unreadable block cannot be read around: what the
@@ -148,6 +158,9 @@ class Volume {
   // A block range of member was read around and rewritten: counted (and
   // told, events.read_corrected); the kMaxCorrectedReads-th fails it.
   void read_corrected(uint32_t member);
+  // An unreadable block of member in stripe that could not be rebuilt: told
+  // (events.read_uncorrectable); the member stays.
+  void read_uncorrectable(uint32_t member, uint64_t stripe, bool parity_untrusted);
   uint32_t corrected_reads(uint32_t member) const { return corrected_[member].load(std::memory_order_relaxed); }
   static constexpr uint32_t kMaxCorrectedReads = 20;  // md's max_corrected_read_errors
   // Failures (and losses) taken effect but not yet persisted: requests that
@@ -267,6 +280,9 @@ class Volume {
   // Rebuild ops that finished ahead of the checkpoint, still holding their
   // stripe locks until it reaches them (background reactor only).
   std::vector<Op*>& rebuilt_ahead() { return rebuilt_ahead_; }
+  // A stripe of this rebuild attempt failed: the checkpoint stops there, so
+  // stripes of it that finish past it cannot wait for it (finish_maintenance).
+  std::atomic<bool>& rebuild_broken() { return rebuild_broken_; }
   // The rebuild reached the end: the member is active.
   void finish_rebuild();
 
@@ -368,6 +384,7 @@ class Volume {
   std::mutex hold_mu_;
   std::vector<Op*> held_;
   std::vector<Op*> rebuilt_ahead_;
+  std::atomic<bool> rebuild_broken_{false};
   std::atomic<bool> group_failed_reported_{false};
   StripeLockTable locks_;
   std::vector<std::unique_ptr<OpPool, OpPoolDeleter>> op_pools_;  // one per reactor

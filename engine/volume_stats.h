@@ -29,6 +29,9 @@ struct VolumeStats {
   // Member blocks a read could not read (a medium error), read around and
   // written back (Volume::may_correct).
   uint64_t corrected_reads = 0;
+  // Member blocks that could not be read nor rebuilt (the group needs the
+  // member, or the stripe's parity was not trusted): the I/O failed.
+  uint64_t uncorrectable_reads = 0;
 
   // Adds every counter of a reactor's copy, which its reactor may be
   // counting in meanwhile (each counter is read whole).

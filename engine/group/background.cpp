@@ -82,7 +82,10 @@ void BackgroundWork::arm(Work w, uint64_t total, uint64_t from, bool active) {
   kick();
 }
 
-void BackgroundWork::arm_rebuild(uint64_t from_stripe) { arm(Work::Rebuild, v_.geometry().stripes(), from_stripe, true); }
+void BackgroundWork::arm_rebuild(uint64_t from_stripe) {
+  v_.rebuild_broken().store(false);  // a new attempt: its stripes may wait for the checkpoint again
+  arm(Work::Rebuild, v_.geometry().stripes(), from_stripe, true);
+}
 
 void BackgroundWork::arm_resync() {
   const uint64_t total = wi_.suspect_regions() * wi_.stripes_per_region();
@@ -251,8 +254,9 @@ void BackgroundWork::done(Slot* s, int result) {
   switch (s->kind) {
     case Work::Rebuild:
       if (result < 0) {
+        // -ECANCELED: a stripe rebuilt past one that failed (finish_maintenance), not a failure of its own.
+        if (result != -ECANCELED && cb_.rebuild_failed) cb_.rebuild_failed(result);
         p.active = false;
-        if (cb_.rebuild_failed) cb_.rebuild_failed(result);
         break;
       }
       p.done_stripes = v_.rebuild_checkpoint();

@@ -26,7 +26,7 @@ const char* group_event_name(GroupEvent::Kind k) {
                                 "init_finished", "scrub_started", "scrub_progress", "scrub_finished",
                                 "mismatch_found", "group_failed", "member_missing", "member_returned",
                                 "member_resynced", "spare_failed", "replace_started", "replace_finished",
-                                "read_corrected"};
+                                "read_corrected", "read_uncorrectable"};
   return names[int(k)];
 }
 

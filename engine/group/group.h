@@ -81,7 +81,8 @@ struct GroupEvent {
     MismatchFound, GroupFailed, MemberMissing, MemberReturned, MemberResynced,
     SpareFailed,  // a spare cannot take its metadata (or take over): it left the group
     ReplaceStarted, ReplaceFinished,  // hot replace (hot_replace.cpp): the copy began; the swap (or its end)
-    ReadCorrected  // a block a member could not read was read around and written back (Volume::may_correct)
+    ReadCorrected,      // a block a member could not read was read around and written back (Volume::may_correct)
+    ReadUncorrectable   // one that could not be rebuilt: the I/O failed, the member stays (Volume::needs_member)
   } kind;
   int member = -1;
   std::string message;

@@ -222,6 +222,12 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
              std::to_string(n) + " since its drive took its place; it is failed at " +
              std::to_string(Volume::kMaxCorrectedReads) + ")");
   };
+  ev.read_uncorrectable = [this](uint32_t m, uint64_t stripe, bool untrusted) {
+    emit(GroupEvent::ReadUncorrectable, int(m),
+         "member " + std::to_string(m) + " could not read a block of stripe " + std::to_string(stripe) +
+             (untrusted ? " and its parity is not yet resynced" : " and the group has no other copy of it") +
+             ": that I/O failed, the member stays; writing the block makes it readable");
+  };
   vol->set_events(ev);
   wire_path_loss();
   if (!initialized) {
@@ -409,7 +415,12 @@ void Group::Impl::housekeeping_tick(bool slow) {
   hot.rate.sample(now, hot.done_bytes.load());
   hot_replace_tick();
   if (int e = rebuild_failed_err.exchange(0))
-    emit(GroupEvent::RebuildFinished, rebuild_slot, std::string("rebuild stopped: ") + strerror(-e));
+    emit(GroupEvent::RebuildFinished, rebuild_slot,
+         e == -ENODATA ? "rebuild stopped at stripe " + std::to_string(vol->rebuild_checkpoint()) +
+                             ": a member it reads has a block it cannot read (a medium error) that no other "
+                             "member's redundancy covers; the group stays degraded and its other data readable: "
+                             "copy the data off, or write over the block and start the rebuild again"
+                       : std::string("rebuild stopped: ") + strerror(-e));
   // The flag stays up until the member is active on disk: until then the
   // rebuild still reads as running (progress_of), so nobody sees a finished
   // rebuild whose member the superblocks still call rebuilding.
@@ -443,11 +454,15 @@ void Group::Impl::housekeeping_tick(bool slow) {
       }
     }
     rebuild_ended(m);
-    emit(GroupEvent::RebuildFinished, m, msg);
+    // Down before the event, unlike the init's: the daemon acts on this
+    // event by the rebuild being over (a pool spare for a member that
+    // failed meanwhile, control_restore.cpp).
     rebuild_finished = false;
+    emit(GroupEvent::RebuildFinished, m, msg);
   }
   fail_overdue_missing();
-  // As a rebuild's: the init reads as running until it is on disk and told.
+  // The init reads as running until it is on disk and told: a scrub started
+  // once it reads as over comes after its INIT_FINISHED.
   if (init_finished.load()) {
     vol->members_error(flush_members(), -EIO);  // the survivors' init writes are durable
     persist([&] {

@@ -66,6 +66,16 @@ void write_role(Op* op, uint32_t member, uint8_t* buf) {
   issue_member_io(op, member, MemberIo::Write, member_off(op->vol, op->stripe, 0), buf, g.strip_bytes, false);
 }
 
+// A scrub's stripe with an unreadable block it cannot rebuild (its parity
+// not trusted, or the group needs the member): left as it is (a write over
+// the block makes it readable), the member kept, the stripe skipped.
+static void skip_unreadable(Op* op) {
+  op->read.unreadable = 0;
+  op->maint.res->skipped = true;
+  const bool ok = absorb_errors(op);  // other members' errors fail them as ever
+  finish_maintenance(op, ok ? 0 : -EIO);
+}
+
 // --- mirrors -------------------------------------------------------------
 
 static void mirror_write_targets(Op* op);
@@ -106,6 +116,7 @@ void mirror_reads_done(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   correctable_unreadable(op);  // none on mirrors (Volume::may_correct): errors as any
+  if (op->read.uncorrectable) return skip_unreadable(op);
   if (op->errored) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
@@ -286,14 +297,11 @@ static bool rebuild_unreadable(Op* op) {
 
 void parity_reads_done(Op* op) {
   if (op->read.unreadable && !op->vol->parity_trusted(op->stripe)) {
-    // Nothing to rebuild the block from: the stripe is left as it is (a
-    // write over the block makes it readable) and its member stays.
-    op->read.unreadable = 0;
-    op->maint.res->skipped = true;
-    const bool ok = absorb_errors(op);
-    return finish_maintenance(op, ok ? 0 : -EIO);
+    unreadable_uncorrected(op, op->read.unreadable, true);
+    return skip_unreadable(op);
   }
   op->maint.corrected = op->read.unreadable ? correctable_unreadable(op) : 0;
+  if (op->read.uncorrectable) return skip_unreadable(op);
   if (op->errored) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
@@ -498,14 +506,16 @@ void maint_locked(Op* op) {
 // Rebuilt stripes count in order: a stripe rebuilt ahead of the checkpoint
 // keeps its lock until the checkpoint reaches it, so no write can skip the
 // new member for a stripe it already holds (which the checkpoint would then
-// vouch for). A failed rebuild releases everything.
+// vouch for). A failed rebuild releases everything (-ECANCELED: not a
+// failure of their own).
 void finish_maintenance(Op* op, int result) {
   if (op->maint.kind != M::Rebuild) return finish_now(op, result);
   Volume* v = op->vol;
   std::vector<Op*>& ahead = v->rebuilt_ahead();
   if (result != 0) {
+    if (result != -ECANCELED) v->rebuild_broken().store(true);
     finish_now(op, result);
-    for (Op* a : ahead) finish_now(a, -EIO);
+    for (Op* a : ahead) finish_now(a, -ECANCELED);  // the failure is told once, by its own stripe
     ahead.clear();
     return;
   }
@@ -524,6 +534,14 @@ void finish_maintenance(Op* op, int result) {
       moved = true;
       break;
     }
+  }
+  // After a failed stripe (a rebuild that stopped, its member kept: an
+  // unreadable block) the checkpoint stays below it: what this attempt
+  // finishes past it would hold its stripe lock for good. Released, not
+  // counted: the next attempt redoes it from the checkpoint.
+  if (v->rebuild_broken().load()) {
+    for (Op* a : ahead) finish_now(a, -ECANCELED);
+    ahead.clear();
   }
 }
 

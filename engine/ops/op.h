@@ -74,9 +74,6 @@ struct DegradedReadCtx {
   // Members read around as if failed, and what of them is reconstructed
   // written back: their read of this stripe met an unreadable block.
   uint64_t unreadable = 0;
-  // A member's read met an unreadable block where the parity cannot be
-  // trusted (Volume::parity_trusted): the read fails, the member stays.
-  bool uncorrectable = false;
 };
 
 // Direct reads (ops/read_ops.cpp): redone degraded when a member they read
@@ -84,7 +81,11 @@ struct DegradedReadCtx {
 struct ReadCtx {
   uint64_t failed_snapshot = 0;  // failed members when the op was planned
   bool retry = false;            // a strip had no member left to read: redo the part degraded
-  uint64_t unreadable = 0;       // members whose read met an unreadable block (Volume::medium_error; degraded reads, scrubs too)
+  uint64_t unreadable = 0;       // members whose read met an unreadable block (Volume::medium_error; degraded reads, scrubs, rebuild runs too)
+  // An unreadable block that cannot be read around (the group needs its
+  // member, or the stripe's parity cannot be trusted): the read fails and
+  // the member stays (failing it would fail the group, or it is healthy).
+  bool uncorrectable = false;
 };
 
 // Resync, rebuild or scrub of one stripe (ops/maintenance.cpp), or one
@@ -232,12 +233,16 @@ void begin_write_intent(Op* op, void (*then)(Op*));
 void release_write_intent(Op* op);
 // Runs fn(op) on op's home reactor in its next turn (from any thread).
 void resume_on_home(Op* op, void (*fn)(Op*));
+// The members of op->read.unreadable that may be read around
+// (read_around, Volume::may_correct); of the others, one the group needs
+// (Volume::needs_member) makes the read uncorrectable, the rest join
+// op->errored with -ENODATA, as any read error. Clears op->read.unreadable.
+uint64_t correctable_unreadable(Op* op, bool read_around = true);
+// Members' unreadable blocks of op's stripe that could not be rebuilt: the
+// op's I/O fails (read.uncorrectable), each is counted and told.
+void unreadable_uncorrected(Op* op, uint64_t members, bool parity_untrusted);
 // A Recover job: rows `dst_roles` (into dst[role]) from rows `src_roles`
 // (from src[role]), both in ascending role order, as the backends want.
-// The members of op->read.unreadable that may be read around
-// (Volume::may_correct); the others join op->errored with -ENODATA, as any
-// read error. Clears op->read.unreadable.
-uint64_t correctable_unreadable(Op* op);
 void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,
                       uint64_t dst_roles, uint8_t* const* dst);
 // The bytes of [off, end) in the strip that starts at logical offset lo,

@@ -20,7 +20,6 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->intent_held = false;
   op->read = ReadCtx{};
   op->dread.unreadable = 0;
-  op->dread.uncorrectable = false;
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
   op->held_next = nullptr;
@@ -100,8 +99,8 @@ static void finish_held(Op* op);
 // No request completes while a member failure that took effect is not yet
 // on disk (Volume::fail_member): it is held, and finishes once it is.
 void finish_op(Op* op, int result) {
-  GPR_ASSERT(!op->holds_lock && op->bufs.empty() && op->pending == 0,
-             "op %p (kind %d, stripe %llu) finished holding its lock, buffers or member I/O", (void*)op,
+  GPR_ASSERT(!op->holds_lock && op->bufs.empty() && op->pending == 0 && op->read.unreadable == 0,
+             "op %p (kind %d, stripe %llu) finished holding its lock, buffers, member I/O or unreadable blocks set aside", (void*)op,
              int(op->kind), (unsigned long long)op->stripe);
   if (__builtin_expect(op->vol->acks_held(), 0)) {
     op->held_result = result;
@@ -120,18 +119,22 @@ void finish_op(Op* op, int result) {
 
 static void finish_held(Op* op) { finish_op(op, op->held_result); }
 
-// Ops whose reads that meet an unreadable block may read around it instead
-// of failing its member: user reads and scrubs.
-static bool reads_around(const Op* op) {
-  return op->kind == OpKind::Read || op->kind == OpKind::DegradedRead ||
-         (op->kind == OpKind::Maintenance &&
-          (op->maint.kind == Volume::Maintenance::Scrub || op->maint.kind == Volume::Maintenance::ScrubRepair));
+// Ops whose reads that meet an unreadable block set it aside (read.unreadable)
+// instead of failing its member at once: user reads, scrubs and parity
+// rebuild runs may read around it; a parity write's read of old data keeps
+// the member when the group needs it (correctable_unreadable).
+static bool sets_unreadable_aside(const Op* op) {
+  if (op->kind == OpKind::Read || op->kind == OpKind::DegradedRead || op->kind == OpKind::ParityWrite) return true;
+  if (op->kind != OpKind::Maintenance) return false;
+  const Volume::Maintenance k = op->maint.kind;
+  return k == Volume::Maintenance::Scrub || k == Volume::Maintenance::ScrubRepair ||
+         (k == Volume::Maintenance::Rebuild && op->maint.run);
 }
 
 static void member_io_done(MemberIo* io) {
   Op* op = static_cast<Op*>(io->ctx);
   if (io->res < 0 && io->kind == MemberIo::Read && io->drive_index == io->tag && Volume::medium_error(io->res) &&
-      reads_around(op)) {
+      sets_unreadable_aside(op)) {
     op->read.unreadable |= 1ull << io->tag;  // the read's end: read around it, or fail the member
   } else if (io->res < 0) {
     op->errored |= 1ull << io->tag;
@@ -154,6 +157,9 @@ static void member_io_done(MemberIo* io) {
 void begin_phase(Op* op, void (*done)(Op*)) {
   GPR_ASSERT(op->pending == 0, "op %p begins a phase with %u member I/Os of the last one pending", (void*)op,
              op->pending);
+  // A medium error set aside is handled by the phase that met it: never dropped.
+  GPR_ASSERT(op->read.unreadable == 0, "op %p (kind %d) left unreadable blocks of members %llx unhandled", (void*)op,
+             int(op->kind), (unsigned long long)op->read.unreadable);
   op->phase_done = done;
   op->errored = 0;
   op->pending = 1;  // held until end_issue(): completions cannot end the phase early
@@ -344,17 +350,29 @@ void release_write_intent(Op* op) {
   if (op->vol->hooks.write_end) op->vol->hooks.write_end(op->stripe, op->home->id());
 }
 
-uint64_t correctable_unreadable(Op* op) {
+uint64_t correctable_unreadable(Op* op, bool read_around) {
   uint64_t keep = op->read.unreadable;
   op->read.unreadable = 0;
   for (uint64_t u = keep; u; u &= u - 1) {
     const uint32_t m = uint32_t(__builtin_ctzll(u));
-    if (op->vol->may_correct(m, keep)) continue;
+    if (read_around && op->vol->may_correct(m, keep)) continue;
     keep &= ~(1ull << m);
+    if (op->vol->needs_member(m)) {
+      unreadable_uncorrected(op, 1ull << m, false);
+      continue;
+    }
     op->errored |= 1ull << m;
     op->io_err = -ENODATA;
   }
   return keep;
+}
+
+void unreadable_uncorrected(Op* op, uint64_t members, bool parity_untrusted) {
+  op->read.uncorrectable = true;
+  for (uint64_t u = members; u; u &= u - 1) {
+    bump(counters_of(op).uncorrectable_reads);
+    op->vol->read_uncorrectable(uint32_t(__builtin_ctzll(u)), op->stripe, parity_untrusted);
+  }
 }
 
 void make_recover_job(ParityJob& j, const Codec& c, uint32_t len, uint64_t src_roles, uint8_t* const* src,

@@ -147,6 +147,14 @@ static void recovered(ParityJob* job) {
 }
 
 static void reads_done(Op* op) {
+  // Old data that cannot be read (a medium error): its member fails as on
+  // any error, unless the group needs it; then this write fails before it
+  // wrote anything and the member stays.
+  if (op->read.unreadable) correctable_unreadable(op, false);
+  if (op->read.uncorrectable) {
+    absorb_errors(op);
+    return fail_op(op, -EIO);
+  }
   if (op->errored) {
     const bool ok = absorb_errors(op);
     release_buffers(op);

@@ -21,6 +21,10 @@ static void read_done(Op* op) {
   // Unreadable blocks: read around and rewritten where the group can,
   // else an error as any other (the member fails).
   const uint64_t unreadable = correctable_unreadable(op);
+  if (op->read.uncorrectable) {
+    absorb_errors(op);  // other members' errors fail them as ever
+    return finish_op(op, -EIO);
+  }
   const bool had_errors = op->errored != 0;
   if (!absorb_errors(op)) return finish_op(op, -EIO);
   if (unreadable) {
@@ -181,15 +185,16 @@ static void degraded_read_parity_done(ParityJob* job) {
 
 // Members whose read met an unreadable block in a degraded read: those
 // holding a data strip of the stripe are read around from now on where the
-// group survives it (and rewritten), the others fail as on any error. Where
-// the stripe's parity cannot be trusted, nothing is read around: the read
-// fails (uncorrectable) and the member stays.
+// group survives it (and rewritten); one the group needs makes the read
+// fail (uncorrectable), the member kept; the others fail as on any error.
+// Where the stripe's parity cannot be trusted, nothing is read around: the
+// read fails and the member stays.
 static bool read_around_unreadable(Op* op) {
   const Geometry& g = op->vol->geometry();
   const uint64_t u = op->read.unreadable;
   op->read.unreadable = 0;
   if (!op->vol->parity_trusted(op->stripe)) {
-    op->dread.uncorrectable = true;
+    unreadable_uncorrected(op, u, true);
     return false;
   }
   bool more = false;
@@ -199,6 +204,8 @@ static bool read_around_unreadable(Op* op) {
     if (role < g.data_strips() && op->vol->may_correct(m, op->dread.unreadable | u)) {
       op->dread.unreadable |= 1ull << m;
       more = true;
+    } else if (op->vol->needs_member(m)) {
+      unreadable_uncorrected(op, 1ull << m, false);
     } else {
       op->errored |= 1ull << m;
       op->io_err = -ENODATA;
@@ -209,7 +216,7 @@ static bool read_around_unreadable(Op* op) {
 
 static void degraded_read_io_done(Op* op) {
   const bool read_around = op->read.unreadable && read_around_unreadable(op);
-  if (op->dread.uncorrectable) {
+  if (op->read.uncorrectable) {
     absorb_errors(op);  // other members' errors fail them as ever
     return degraded_read_finish(op, -EIO);
   }

@@ -78,9 +78,36 @@ void job_done(ParityJob* j) {
   if (--run->jobs_left == 0) recovered(lead);
 }
 
+// Survivors whose read of the run met an unreadable block (a medium error):
+// where the group survives without them too (RAID 6 rebuilding one member)
+// the run recovers around them and they stay (the block itself is left for
+// a read or a scrub to correct); where it does not (a degraded RAID 5) the
+// rebuild stops here (-ENODATA), the group degraded but whole, instead of
+// failing a member it needs. A copy-back's run fails them as any error.
+// False when the run stopped.
+bool avoid_unreadable(Op* lead) {
+  RebuildRun* run = lead->maint.run;
+  Volume* v = lead->vol;
+  const uint64_t u = lead->read.unreadable;
+  lead->read.unreadable = 0;
+  if (run->copied) {
+    lead->errored |= u;
+    lead->io_err = -ENODATA;
+    return true;
+  }
+  if ((u >> run->member & 1) || !v->geometry().survives(v->unusable_mask() | run->avoid | u)) {
+    absorb_errors(lead);  // other members' errors fail them as ever (the stop is told by REBUILD_FINISHED)
+    finish_run(run, -ENODATA);
+    return false;
+  }
+  run->avoid |= u;
+  return true;
+}
+
 void reads_done(Op* lead) {
   RebuildRun* run = lead->maint.run;
   Volume* v = lead->vol;
+  if (lead->read.unreadable && !avoid_unreadable(lead)) return;
   if (lead->errored) {  // a survivor failed: plan again without it (or give up)
     const bool ok = absorb_errors(lead);
     release_buffers(lead);
@@ -104,7 +131,7 @@ void reads_done(Op* lead) {
       if (int(m) == target) {
         dst_roles |= 1ull << role;
         dst[role] = run->out[i];
-      } else if (!(lost >> role & 1) && got < k) {
+      } else if (!(lost >> role & 1) && !(run->avoid >> m & 1) && got < k) {
         src_roles |= 1ull << role;
         src[role] = run->strip[i][m];
         got++;
@@ -192,6 +219,7 @@ uint32_t rebuild_run_stripes(const Geometry& g, uint32_t run_bytes, size_t buffe
 
 void start_rebuild_run(RebuildRun* run) {
   run->locked = 0;
+  run->avoid = 0;
   for (uint32_t i = 0; i < run->n; i++) {
     Op* op = run->ops[i];
     if (lock_stripe(op, one_locked)) one_locked(op);

@@ -45,6 +45,7 @@ struct RebuildRun {
   uint64_t todo = 0;        // bit i: stripe i is rebuilt
   uint64_t held = 0;        // bit i: stripe i is skipped: the member holds it (back from a path loss)
   uint64_t copied = 0;      // bit i: a copy-back's stripe i: its target's strip is read and written, no parity
+  uint64_t avoid = 0;       // survivors whose read met an unreadable block: recovered around, kept
   uint64_t used[kMaxRunStripes];  // per stripe: its members (RAID 50/60: its sub-group's)
   uint32_t jobs_left = 0;
   bool job_failed = false;

@@ -3,6 +3,7 @@
 // request, and failures past what the level survives.
 #include <gtest/gtest.h>
 
+#include "engine/planner.h"
 #include "tests/support/test_array.h"
 
 using namespace gpuraid;
@@ -40,6 +41,11 @@ class Faults : public ::testing::TestWithParam<LevelCase> {
       ASSERT_EQ(0, a->read(off, len, got.data()));
       ASSERT_EQ(0, memcmp(got.data(), image->data() + off, len)) << "offset " << off;
     }
+  }
+  void expect_range(uint64_t off, uint64_t len) {
+    AlignedBuf got(len);
+    ASSERT_EQ(0, a->read(off, len, got.data())) << "offset " << off;
+    ASSERT_EQ(0, memcmp(got.data(), image->data() + off, len)) << "offset " << off;
   }
   void rewrite(uint64_t off, uint64_t len, uint64_t seed) {
     fill_random(image->data() + off, len, seed);
@@ -159,13 +165,15 @@ TEST_P(Faults, ADriveThatKeepsLosingBlocksIsFailed) {
 }
 
 // With a member failed, a block another cannot read is read around where
-// the level still survives both (RAID 6, ec); RAID 5 cannot and fails.
+// the level still survives both (RAID 6, ec). RAID 5 cannot: the read fails
+// and the member stays (failing it would fail the group over one block);
+// the rest reads, and a write over the block makes it readable.
 TEST_P(Faults, AnUnreadableBlockBesideAFailedMember) {
   if (a->vol().geometry().is_mirror()) GTEST_SKIP() << "mirrors fail the member at the first";
   const Geometry& g = a->vol().geometry();
   const uint64_t off = 5 * g.stripe_data_bytes();
   const auto [m, moff] = place_of(a->vol(), off);
-  const uint32_t gone = (m + 1) % g.members;
+  const uint32_t gone = role_member(g, 5, g.data_strips());  // the stripe's (first) parity
   ASSERT_TRUE(a->vol().fail_member(gone, -EIO));
   a->drive(m).faults().set_unreadable(moff, 4096);
   AlignedBuf got(4096);
@@ -178,7 +186,53 @@ TEST_P(Faults, AnUnreadableBlockBesideAFailedMember) {
     expect_image();
   } else {
     EXPECT_EQ(-EIO, rc);
-    EXPECT_TRUE(a->vol().failed());
+    EXPECT_FALSE(a->vol().failed());
+    EXPECT_EQ(a->vol().failed_mask(), 1ull << gone);
+    EXPECT_EQ(a->failed_events, std::vector<uint32_t>{gone});
+    EXPECT_TRUE(a->drive(m).faults().unreadable());
+    expect_range(0, off);
+    expect_range(off + 4096, size - off - 4096);
+    rewrite(off, 4096, 9);
+    EXPECT_FALSE(a->drive(m).faults().unreadable());
+    expect_image();
+    EXPECT_EQ(a->vol().failed_mask(), 1ull << gone);
+  }
+}
+
+// A write whose read of old data meets a block that cannot be read: where
+// the group survives without that member (RAID 6, ec) it fails as on any
+// error and the write is planned again around it; where the group needs it
+// (RAID 5 with another member failed: the old data is nowhere else) the
+// write fails before it wrote anything, and the member and group stay.
+TEST_P(Faults, AWriteThatReadsAnUnreadableBlock) {
+  if (a->vol().geometry().is_mirror()) GTEST_SKIP() << "mirror writes read nothing";
+  const Geometry& g = a->vol().geometry();
+  const uint64_t s = 7, off = s * g.stripe_data_bytes();
+  const auto [m, moff] = place_of(a->vol(), off);
+  const uint32_t gone = g.data_member(s, 1);  // a strip the write leaves alone: read-modify-write reads m's
+  ASSERT_TRUE(a->vol().fail_member(gone, -EIO));
+  a->drive(m).faults().set_unreadable(moff, 4096);
+  std::vector<uint8_t> before(image->data() + off, image->data() + off + 4096);
+  fill_random(image->data() + off, 4096, 77);
+  const int rc = a->write(off, 4096, image->data() + off);
+  if (tolerated() >= 2) {
+    ASSERT_EQ(0, rc);
+    const uint64_t f = a->vol().failed_mask();  // m too, where the plan read its old data
+    EXPECT_TRUE(f == (1ull << gone) || f == (1ull << gone | 1ull << m)) << f;
+    expect_image();
+  } else {
+    EXPECT_EQ(-EIO, rc);
+    std::copy(before.begin(), before.end(), image->data() + off);  // not written
+    EXPECT_FALSE(a->vol().failed());
+    EXPECT_EQ(a->vol().failed_mask(), 1ull << gone);
+    // The failed member's strip there is lost with it: rebuilt from the unreadable block.
+    const uint64_t lost = off + g.strip_bytes;
+    expect_range(0, off);
+    expect_range(off + 4096, lost - off - 4096);
+    expect_range(lost + 4096, size - lost - 4096);
+    AlignedBuf got(4096);
+    EXPECT_EQ(-EIO, a->read(off, 4096, got.data()));
+    EXPECT_EQ(-EIO, a->read(lost, 4096, got.data()));
   }
 }
 
@@ -226,6 +280,28 @@ TEST(FaultsRaid0, AnyFailureFailsTheGroup) {
   EXPECT_EQ(-EIO, a.read(0, 3 * 65536, b.data()));
   EXPECT_TRUE(a.vol().failed());
   EXPECT_TRUE(a.group_failed_event);
+}
+
+// One unreadable block on RAID 0: the read fails, the group does not.
+TEST(FaultsRaid0, AnUnreadableBlockFailsTheReadNotTheGroup) {
+  ArrayOptions o;
+  o.level = Level::R0;
+  o.members = 3;
+  TestArray a(o);
+  AlignedBuf b(3 * 65536);
+  fill_random(b.data(), b.size(), 3);
+  ASSERT_EQ(0, a.write(0, b.size(), b.data()));
+  const auto [m, moff] = place_of(a.vol(), 65536 + 8192);
+  a.drive(m).faults().set_unreadable(moff, 4096);
+  AlignedBuf got(3 * 65536);
+  EXPECT_EQ(-EIO, a.read(0, got.size(), got.data()));
+  EXPECT_FALSE(a.vol().failed());
+  EXPECT_FALSE(a.group_failed_event);
+  ASSERT_EQ(0, a.read(0, 65536, got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), b.data(), 65536));
+  ASSERT_EQ(0, a.write(65536 + 8192, 4096, b.data() + 65536 + 8192));
+  ASSERT_EQ(0, a.read(0, got.size(), got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), b.data(), b.size()));
 }
 
 }  // namespace

@@ -766,9 +766,6 @@ TEST(GroupStates, OperatorFailSaysSo) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
-// A block a member cannot read is read around and written back: the group
-// says so in an event (from its metadata worker) and stays optimal; the
-// data and the member's own copy of the block are right, across a restart.
 // A scrub that meets unreadable blocks (a data strip's, a parity strip's)
 // rebuilds them from the others, checks the stripe with them and writes
 // them back, as md's check corrects read errors: no mismatch, no member
@@ -812,6 +809,59 @@ TEST(GroupReadErrors, AScrubCorrectsTheUnreadableBlocksItMeets) {
   }
 }
 
+// A block a survivor cannot read, met by a rebuild: RAID 6 rebuilds around
+// it (the survivor stays, the rebuilt member holds the right bytes). A
+// degraded RAID 5 cannot: the rebuild stops there and says why, the member
+// it needs is kept and the group with it (not failed over one block); its
+// other data reads, that block's read fails.
+TEST(GroupReadErrors, AnUnreadableBlockMetByARebuild) {
+  for (Level lv : {Level::R6, Level::R5}) {
+    SCOPED_TRACE(lv == Level::R5 ? "raid5" : "raid6");
+    GroupRig rig(6);
+    std::string err;
+    auto g = rig.create(config(lv), 0, 5, &err);
+    ASSERT_TRUE(g) << err;
+    Volume& v = g->volume();
+    const Geometry& geo = v.geometry();
+    Image img(v.size_bytes());
+    img.write_all(rig, v);
+    ASSERT_TRUE(g->fail_member(2, &err)) << err;
+    const uint64_t s = 3;
+    const uint32_t role = geo.data_member(s, 0) == 2 ? 1 : 0, sv = geo.data_member(s, role);
+    const uint64_t moff = v.data_offset() + geo.member_offset(s);
+    const uint64_t off = s * geo.stripe_data_bytes() + uint64_t(role) * geo.strip_bytes;
+    v.member(sv)->faults().set_unreadable(moff, 4096);
+    ASSERT_TRUE(g->replace_member(2, rig.open(5), false, &err)) << err;
+    GroupEvent ev;
+    ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildFinished, &ev); }));
+    EXPECT_FALSE(v.failed());
+    EXPECT_EQ(v.failed_mask() >> sv & 1, 0u) << "the survivor was failed";
+    if (lv == Level::R6) {
+      ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal; })) << ev.message;
+      img.check(rig, v);  // its read corrects the block
+      EXPECT_FALSE(v.member(sv)->faults().unreadable());
+      // The rebuilt member holds the right bytes: lose two others.
+      ASSERT_TRUE(g->fail_member(0, &err)) << err;
+      ASSERT_TRUE(g->fail_member(1, &err)) << err;
+      img.check(rig, v);
+    } else {
+      EXPECT_NE(ev.message.find("rebuild stopped at stripe"), std::string::npos) << ev.message;
+      EXPECT_NE(g->state(), GroupState::Failed);
+      EXPECT_TRUE(v.member(sv)->faults().unreadable());
+      AlignedBuf got(4096);
+      EXPECT_NE(0, rig.io(v, IoRequest::Read, off, 4096, got.data()));
+      GroupEvent bad;
+      ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ReadUncorrectable, &bad); }, 10));
+      EXPECT_EQ(bad.member, int(sv));
+      EXPECT_NE(bad.message.find("stripe 3 and the group has no other copy"), std::string::npos) << bad.message;
+      ASSERT_EQ(0, rig.io(v, IoRequest::Read, off + 4096, 4096, got.data()));
+      EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off + 4096, 4096));
+      EXPECT_FALSE(v.failed());
+    }
+    ASSERT_TRUE(g->stop(&err)) << err;
+  }
+}
+
 // Where the parity does not stand for the data yet (above the init's
 // checkpoint, as in a dirty region after an unclean stop), an unreadable
 // block is not read around: the parity would give bytes nobody wrote. The
@@ -843,6 +893,11 @@ TEST(GroupReadErrors, AnUnreadableBlockWhereParityIsNotTrustedFailsTheRead) {
   EXPECT_EQ(v.failed_mask(), 0u);
   EXPECT_EQ(v.corrected_reads(m), 0u);
   EXPECT_TRUE(v.member(m)->faults().unreadable()) << "written back from untrusted parity";
+  GroupEvent ev;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ReadUncorrectable, &ev); }, 10));
+  EXPECT_EQ(ev.member, int(m));
+  EXPECT_NE(ev.message.find("stripe " + std::to_string(s) + " and its parity is not yet resynced"), std::string::npos)
+      << ev.message;
   fill_random(got.data(), 4096, 7);
   ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, 4096, got.data()));
   AlignedBuf back(4096);
@@ -852,6 +907,9 @@ TEST(GroupReadErrors, AnUnreadableBlockWhereParityIsNotTrustedFailsTheRead) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
+// A block a member cannot read is read around and written back: the group
+// says so in an event (from its metadata worker) and stays optimal; the
+// data and the member's own copy of the block are right, across a restart.
 TEST(GroupReadErrors, AnUnreadableBlockIsCorrectedAndTold) {
   GroupRig rig(4);
   std::string err;
