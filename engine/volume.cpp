@@ -512,19 +512,18 @@ bool Volume::may_correct(uint32_t member, uint64_t unreadable) const {
 
 void Volume::read_corrected(uint32_t member) {
   const uint32_t n = corrected_[member].fetch_add(1, std::memory_order_relaxed) + 1;
-  if (events_.read_corrected) {
-    auto tell = [this, member, n] { events_.read_corrected(member, n); };
-    if (engine_.reactor(0).lockstep()) tell();
-    else meta_.post(std::move(tell));
-  }
+  if (events_.read_corrected) tell_from_meta([this, member, n] { events_.read_corrected(member, n); });
   if (n >= kMaxCorrectedReads) member_error(member, -ENODATA);  // a drive that keeps losing blocks
 }
 
 void Volume::read_uncorrectable(uint32_t member, uint64_t stripe, bool parity_untrusted) {
-  if (!events_.read_uncorrectable) return;
-  auto tell = [this, member, stripe, parity_untrusted] { events_.read_uncorrectable(member, stripe, parity_untrusted); };
-  if (engine_.reactor(0).lockstep()) tell();
-  else meta_.post(std::move(tell));
+  if (events_.read_uncorrectable)
+    tell_from_meta([this, member, stripe, parity_untrusted] { events_.read_uncorrectable(member, stripe, parity_untrusted); });
+}
+
+void Volume::tell_from_meta(std::function<void()> tell) {
+  if (engine_.reactor(0).lockstep()) return tell();  // deterministic tests: here and now
+  meta_.post(std::move(tell));
 }
 
 void Volume::members_error(uint64_t members, int err) {

@@ -151,9 +151,10 @@ class Volume {
   bool needs_member(uint32_t member) const { return !geo_.survives(unusable_mask() | 1ull << member); }
   // Whether the stripe's parity stands for its data: not so in a region an
   // unclean stop left dirty (until resynced) or above the init's
-  // checkpoint. There an unreadable block cannot be read around: what the
-  // parity would give is not what was written, so the read fails and the
-  // member stays (its other blocks are good).
+  // checkpoint. There writes do not use read-modify-write, and an
+  // unreadable block cannot be read around: what the parity would give is
+  // not what was written, so the read fails and the member stays (its
+  // other blocks are good).
   bool parity_trusted(uint64_t stripe) const { return !(hooks.parity_suspect && hooks.parity_suspect(stripe)); }
   // A block range of member was read around and rewritten: counted (and
   // told, events.read_corrected); the kMaxCorrectedReads-th fails it.
@@ -161,6 +162,9 @@ class Volume {
   // An unreadable block of member in stripe that could not be rebuilt: told
   // (events.read_uncorrectable); the member stays.
   void read_uncorrectable(uint32_t member, uint64_t stripe, bool parity_untrusted);
+  // An event handler call, made on the metadata worker (never a reactor's
+  // thread), or at once under lockstep.
+  void tell_from_meta(std::function<void()> tell);
   uint32_t corrected_reads(uint32_t member) const { return corrected_[member].load(std::memory_order_relaxed); }
   static constexpr uint32_t kMaxCorrectedReads = 20;  // md's max_corrected_read_errors
   // Failures (and losses) taken effect but not yet persisted: requests that

@@ -218,59 +218,54 @@ void mirror_locked(Op* op) {
 
 void parity_computed(ParityJob* job);
 
+// Runs one parity job inline on this thread's CPU backend: the scrub's
+// rare paths (a mismatch to locate, parity made consistent, unreadable
+// strips rebuilt). Returns its status.
+static int run_on_cpu(ParityJob& j) {
+  thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
+  j.done = [](ParityJob*) {};
+  ParityJob* p = &j;
+  cpu->submit(&p, 1);
+  return j.status;
+}
+
+// Roles `lost` of the op's stripe, rebuilt on the CPU (into dst[role]) from
+// the first k other roles read (op->rd).
+static int recover_on_cpu(Op* op, uint64_t lost, uint8_t* const* dst) {
+  const Geometry& g = op->vol->geometry();
+  const uint32_t k = g.data_strips(), n = k + g.parity;
+  uint64_t src = 0;
+  for (uint32_t role = 0, got = 0; role < n && got < k; role++)
+    if (!(lost >> role & 1)) src |= 1ull << role, got++;
+  ParityJob r;
+  make_recover_job(r, op->vol->codec(), g.strip_bytes, src, op->rd, lost, dst);
+  return run_on_cpu(r);
+}
+
 // Scrub with m >= 2: which single role, rebuilt from the others, makes the
 // stripe consistent? Rare (only on mismatch), so done inline on the CPU.
 int locate_corrupt_role(Op* op, uint8_t* scratch) {
   const Codec& c = op->vol->codec();
-  const uint32_t k = c.k(), n = k + c.m(), L = op->vol->geometry().strip_bytes;
-  thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
+  const uint32_t n = c.k() + c.m(), L = op->vol->geometry().strip_bytes;
+  uint8_t* dst[kMaxMembers];
   int found = -1;
   for (uint32_t bad = 0; bad < n; bad++) {
-    ParityJob r;
-    r.op = ParityOp::Recover;
-    r.codec = &c;
-    r.len = L;
-    for (uint32_t i = 0; i < n && r.nsrc < k; i++)
-      if (i != bad) {
-        r.src[r.nsrc] = op->rd[i];
-        r.src_idx[r.nsrc++] = uint8_t(i);
-      }
-    r.ndst = 1;
-    r.dst[0] = scratch;
-    r.dst_idx[0] = uint8_t(bad);
-    r.done = [](ParityJob*) {};
-    ParityJob* p = &r;
-    cpu->submit(&p, 1);
+    dst[bad] = scratch;
+    const int rs = recover_on_cpu(op, 1ull << bad, dst);
     ParityJob v;
     v.op = ParityOp::Verify;
     v.codec = &c;
     v.len = L;
     v.nsrc = n;
     for (uint32_t i = 0; i < n; i++) v.src[i] = i == bad ? scratch : op->rd[i];
-    v.done = [](ParityJob*) {};
-    p = &v;
-    cpu->submit(&p, 1);
-    if (r.status == 0 && v.status == 0 && v.mismatch_rows == 0) {
+    if (rs == 0 && run_on_cpu(v) == 0 && v.mismatch_rows == 0) {
       if (found >= 0) return -1;  // two explanations: not located
       found = int(bad);
     }
   }
   if (found >= 0) {  // leave the rebuilt content of the located role in scratch
-    ParityJob r;
-    r.op = ParityOp::Recover;
-    r.codec = &c;
-    r.len = L;
-    for (uint32_t i = 0; i < n && r.nsrc < k; i++)
-      if (int(i) != found) {
-        r.src[r.nsrc] = op->rd[i];
-        r.src_idx[r.nsrc++] = uint8_t(i);
-      }
-    r.ndst = 1;
-    r.dst[0] = scratch;
-    r.dst_idx[0] = uint8_t(found);
-    r.done = [](ParityJob*) {};
-    ParityJob* p = &r;
-    cpu->submit(&p, 1);
+    dst[found] = scratch;
+    recover_on_cpu(op, 1ull << found, dst);
   }
   return found;
 }
@@ -279,20 +274,11 @@ int locate_corrupt_role(Op* op, uint8_t* scratch) {
 // (maint.corrected), rebuilt in place (rd) from k of the others on the CPU:
 // rare. Then checked with the rest as any stripe and written back.
 static bool rebuild_unreadable(Op* op) {
-  const Geometry& g = op->vol->geometry();
-  const uint32_t k = g.data_strips(), n = k + g.parity;
-  uint64_t lost = 0, src = 0;
+  const uint32_t n = op->vol->geometry().data_strips() + op->vol->geometry().parity;
+  uint64_t lost = 0;
   for (uint32_t role = 0; role < n; role++)
     if (op->maint.corrected >> member_of(op, role) & 1) lost |= 1ull << role;
-  for (uint32_t role = 0, got = 0; role < n && got < k; role++)
-    if (!(lost >> role & 1)) src |= 1ull << role, got++;
-  thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
-  ParityJob r;
-  make_recover_job(r, op->vol->codec(), g.strip_bytes, src, op->rd, lost, op->rd);
-  r.done = [](ParityJob*) {};
-  ParityJob* p = &r;
-  cpu->submit(&p, 1);
-  return r.status == 0;
+  return recover_on_cpu(op, lost, op->rd) == 0;
 }
 
 void parity_reads_done(Op* op) {
@@ -398,7 +384,6 @@ static void parity_write_back(Op* op) {
       // Not located: make parity agree with the data (as md's repair does),
       // and say that this verified nothing.
       op->maint.res->made_consistent = true;
-      thread_local std::unique_ptr<ParityBackend> cpu = make_cpu_backend();
       ParityJob e;
       e.op = ParityOp::Encode;
       e.codec = &v->codec();
@@ -407,10 +392,7 @@ static void parity_write_back(Op* op) {
       e.ndst = m;
       for (uint32_t i = 0; i < k; i++) e.src[i] = op->rd[i];
       for (uint32_t r = 0; r < m; r++) e.dst[r] = op->rd[k + r];
-      e.done = [](ParityJob*) {};
-      ParityJob* p = &e;
-      cpu->submit(&p, 1);
-      if (e.status < 0) {  // no parity computed: write none, report the stripe unrepaired
+      if (run_on_cpu(e) < 0) {  // no parity computed: write none, report the stripe unrepaired
         op->maint.res->made_consistent = false;
         break;
       }
@@ -431,7 +413,6 @@ void parity_locked(Op* op) {
   const bool rebuild = op->maint.kind == M::Rebuild;
   const uint64_t failed = v->failed_mask_for(op->stripe) | (rebuild ? 1ull << op->maint.rebuild_member : 0);
   const uint64_t lost = failed_roles(g, op->stripe, failed);
-  op->maint.corrected = 0;
   if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish_maintenance(op, -EIO);
   uint64_t reads = 0;
   if (op->maint.kind == M::Resync) {

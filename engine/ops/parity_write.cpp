@@ -245,7 +245,7 @@ static void plan_write(Op* op) {
   const Geometry& g = v->geometry();
   const uint64_t failed = v->failed_mask_for(op->stripe);
   if (!g.survives(failed)) return fail_op(op, -EIO);
-  const bool suspect = v->hooks.parity_suspect && v->hooks.parity_suspect(op->stripe);
+  const bool suspect = !v->parity_trusted(op->stripe);
   op->w.plan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect);
   const WritePlan& p = op->w.plan;
   if (!take_buffers(op)) return wait_buffers(op, plan_write);
