@@ -140,9 +140,11 @@ void mirror_reads_done(Op* op) {
       uint32_t m = g.data_member(op->stripe, i, c);
       bool target = false;
       if (op->maint.kind == M::Rebuild) target = int(m) == op->maint.rebuild_member;
+      // Resync: every other copy, made the first's (only that one was read).
+      else if (op->maint.kind == M::Resync) target = !(failed >> m & 1) && op->maint.copy[m] != src;
       else if (!(failed >> m & 1) && op->maint.copy[m] && op->maint.copy[m] != src) {
-        bool differs = op->maint.kind == M::Resync || memcmp(op->maint.copy[m], src, g.strip_bytes) != 0;
-        if (differs && op->maint.kind != M::Resync) op->maint.res->mismatch_rows |= 1u << c;
+        const bool differs = memcmp(op->maint.copy[m], src, g.strip_bytes) != 0;
+        if (differs) op->maint.res->mismatch_rows |= 1u << c;
         strip_differs |= differs;
         target = differs && op->maint.kind != M::Scrub;
       }
