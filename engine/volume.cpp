@@ -211,7 +211,7 @@ void Volume::correct_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len
   const uint64_t sdb = geo_.stripe_data_bytes();
   for (uint64_t o = off, end = off + len; o < end;) {
     const uint64_t s = o / sdb, e = std::min(end, (s + 1) * sdb);
-    Op* op = new_op(this, r, req, OpKind::DegradedRead, OpClass::Retry);
+    Op* op = new_op(this, r, req, geo_.is_mirror() ? OpKind::MirrorFix : OpKind::DegradedRead, OpClass::Retry);
     GPR_ASSERT(op, "a corrected read of %llu bytes at %llu was refused an op", (unsigned long long)len,
                (unsigned long long)off);
     op->off = o;
@@ -219,7 +219,8 @@ void Volume::correct_read(Reactor& r, IoRequest* req, uint64_t off, uint64_t len
     op->buf = buf + (o - off);
     op->stripe = s;
     strip_ranges(geo_, s, o, e - o, op->ranges);
-    start_degraded_read(op);
+    if (geo_.is_mirror()) start_mirror_fix(op);
+    else start_degraded_read(op);
     o = e;
   }
 }
@@ -503,7 +504,7 @@ void Volume::member_error(uint32_t member, int err) {
 }
 
 bool Volume::may_correct(uint32_t member, uint64_t unreadable) const {
-  if (member >= geo_.members || !geo_.has_parity() || geo_.is_mirror()) return false;
+  if (member >= geo_.members || !(geo_.has_parity() || geo_.is_mirror())) return false;
   const uint64_t unusable = unusable_mask();
   // A member in the room has no drive of its own (its I/O's drive fails).
   if (((unusable | room_mask()) >> member & 1) || corrected_reads(member) >= kMaxCorrectedReads) return false;

@@ -10,7 +10,8 @@
 //             stripe consistent); repair rewrites it, or else the parity.
 //             A strip that cannot be read (a medium error) is rebuilt from
 //             the others, checked with them and written back, as md's
-//             check corrects read errors (parity levels).
+//             check corrects read errors (parity levels; mirrors read
+//             another copy, in every kind of work, and write it back).
 #include <cstring>
 
 #include "engine/ops/op.h"
@@ -112,12 +113,25 @@ static uint8_t* copy_to_keep(Op* op, uint32_t i, uint64_t failed, bool* verified
   return op->rd[i];
 }
 
+// A mirrored strip with no copy left to read (the others failed, or met
+// unreadable): the members stay; a scrub or resync skips the stripe, a
+// rebuild stops there (-ENODATA: the group stays degraded but whole).
+static void no_copy_left(Op* op) {
+  if (op->maint.kind != M::Rebuild) return skip_unreadable(op);
+  op->read.unreadable = 0;
+  absorb_errors(op);  // other members' errors fail them as ever
+  finish_maintenance(op, -ENODATA);
+}
+
 void mirror_reads_done(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
-  correctable_unreadable(op);  // none on mirrors (Volume::may_correct): errors as any
-  if (op->read.uncorrectable) return skip_unreadable(op);
-  if (op->errored) {
+  // Copies that met an unreadable block: read again from the others (the
+  // stripe locked meanwhile) and written back from them (maint.corrected).
+  const uint64_t unreadable = op->read.unreadable ? correctable_unreadable(op) : 0;
+  if (op->read.uncorrectable) return no_copy_left(op);
+  op->maint.corrected |= unreadable;
+  if (op->errored || unreadable) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
     return ok ? maint_locked(op) : finish_maintenance(op, -EIO);
@@ -148,6 +162,7 @@ void mirror_reads_done(Op* op) {
         strip_differs |= differs;
         target = differs && op->maint.kind != M::Scrub;
       }
+      if ((op->maint.corrected >> m & 1) && !(failed >> m & 1)) target = true;  // met unreadable: written back
       if (target) {
         targets |= 1ull << m;
         src_of[m] = src;
@@ -190,7 +205,9 @@ void mirror_locked(Op* op) {
   const Geometry& g = v->geometry();
   const bool rebuild = op->maint.kind == M::Rebuild;
   const bool scrub = op->maint.kind == M::Scrub || op->maint.kind == M::ScrubRepair;
+  // Copies met unreadable (maint.corrected) are not read again: written back.
   const uint64_t failed = v->failed_mask_for(op->stripe) | (rebuild ? 1ull << op->maint.rebuild_member : 0);
+  const uint64_t avoid = failed | op->maint.corrected;
   // Pass 1: a buffer for every copy to read (the first copy of each strip,
   // every copy when scrubbing), before any I/O is issued.
   for (uint32_t m = 0; m < g.members; m++) op->maint.copy[m] = nullptr;
@@ -200,13 +217,21 @@ void mirror_locked(Op* op) {
       continue;  // the rebuilt member holds copies of one strip only
     for (uint32_t c = 0; c < g.copies(); c++) {
       uint32_t m = g.data_member(op->stripe, i, c);
-      if ((failed >> m & 1) || (op->rd[i] && !scrub)) continue;
+      if ((avoid >> m & 1) || (op->rd[i] && !scrub)) continue;
       uint8_t* b = op_buffer(op, g.strip_bytes);
       if (!b) return wait_buffers(op, maint_locked);
       if (!op->rd[i]) op->rd[i] = b;
       op->maint.copy[m] = b;
     }
-    if (!op->rd[i]) return finish_maintenance(op, -EIO);  // no copy left to read from
+    if (op->rd[i]) continue;
+    // No copy left to read from: failed ones only (the group fails with
+    // them), or unreadable ones the group cannot read around.
+    uint64_t unreadable = 0;
+    for (uint32_t c = 0; c < g.copies(); c++) unreadable |= 1ull << g.data_member(op->stripe, i, c);
+    unreadable &= op->maint.corrected & ~failed;
+    if (!unreadable) return finish_maintenance(op, -EIO);
+    unreadable_uncorrected(op, unreadable, false);
+    return no_copy_left(op);
   }
   // Pass 2: read them.
   begin_phase(op, mirror_reads_done);

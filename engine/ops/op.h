@@ -24,6 +24,7 @@ enum class OpKind : uint8_t {
   DirectWrite,   // RAID 0, may span stripes
   Flush,
   Maintenance,   // one stripe of resync, rebuild or scrub
+  MirrorFix,     // one stripe of a mirror read that met an unreadable copy: read again, written back
 };
 
 struct PoolBuf {
@@ -169,6 +170,9 @@ void start_read(Op* op);
 void start_degraded_read(Op* op);
 void start_parity_write(Op* op);
 void start_mirror_write(Op* op);
+// Reads the op's part again from the copies that can be read and writes it
+// back over those that could not (ops/mirror_fix.cpp).
+void start_mirror_fix(Op* op);
 void start_direct_write(Op* op);
 void start_flush(Op* op);
 void start_maintenance(Op* op);
@@ -276,6 +280,10 @@ void for_each_strip(const Geometry& g, uint64_t off, uint64_t len, F&& f) {
 // out again from its offset and length).
 StripRange own_range(const Op* op, const Op* c, uint32_t i);
 uint64_t member_off(const Volume* v, uint64_t stripe, uint32_t col);
+// Mirrors: the member whose copy of data strip i of `stripe` serves a read,
+// spreading reads over the copies not in `avoid` (salt: the reader's
+// reactor); -1 when every copy is avoided.
+int pick_copy(const Geometry& g, uint64_t stripe, uint32_t i, uint64_t avoid, uint32_t salt);
 // The caller's bytes for column `col` of data strip `i` of the op's stripe.
 uint8_t* user_ptr(const Op* op, uint64_t stripe, uint32_t i, uint32_t col);
 

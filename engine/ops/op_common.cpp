@@ -120,15 +120,20 @@ void finish_op(Op* op, int result) {
 static void finish_held(Op* op) { finish_op(op, op->held_result); }
 
 // Ops whose reads that meet an unreadable block set it aside (read.unreadable)
-// instead of failing its member at once: user reads, scrubs and parity
-// rebuild runs may read around it; a parity write's read of old data keeps
-// the member when the group needs it (correctable_unreadable).
+// instead of failing its member at once: user reads, scrubs, parity
+// rebuild runs and all of a mirror's maintenance may read around it; a
+// parity write's read of old data keeps the member when the group needs it
+// (correctable_unreadable).
 static bool sets_unreadable_aside(const Op* op) {
-  if (op->kind == OpKind::Read || op->kind == OpKind::DegradedRead || op->kind == OpKind::ParityWrite) return true;
+  if (op->kind == OpKind::Read || op->kind == OpKind::DegradedRead || op->kind == OpKind::ParityWrite ||
+      op->kind == OpKind::MirrorFix)
+    return true;
   if (op->kind != OpKind::Maintenance) return false;
   const Volume::Maintenance k = op->maint.kind;
-  return k == Volume::Maintenance::Scrub || k == Volume::Maintenance::ScrubRepair ||
-         (k == Volume::Maintenance::Rebuild && op->maint.run);
+  if (k == Volume::Maintenance::Scrub || k == Volume::Maintenance::ScrubRepair) return true;
+  // Mirrors read another copy (ops/maintenance.cpp); parity rebuilds in runs.
+  if (op->vol->geometry().is_mirror()) return true;
+  return k == Volume::Maintenance::Rebuild && op->maint.run;
 }
 
 static void member_io_done(MemberIo* io) {

@@ -6,12 +6,11 @@
 
 namespace gpuraid {
 
-// Mirror levels: which copy serves a strip, spreading reads over copies.
-static int pick_copy(const Geometry& g, uint64_t stripe, uint32_t i, uint64_t failed, uint32_t salt) {
+int pick_copy(const Geometry& g, uint64_t stripe, uint32_t i, uint64_t avoid, uint32_t salt) {
   const uint32_t c = g.copies();
   for (uint32_t t = 0; t < c; t++) {
     uint32_t m = g.data_member(stripe, i, uint32_t((stripe + salt + t) % c));
-    if (!(failed >> m & 1)) return int(m);
+    if (!(avoid >> m & 1)) return int(m);
   }
   return -1;
 }

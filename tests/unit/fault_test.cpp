@@ -3,6 +3,7 @@
 // request, and failures past what the level survives.
 #include <gtest/gtest.h>
 
+#include "engine/ops/op.h"
 #include "engine/planner.h"
 #include "tests/support/test_array.h"
 
@@ -109,19 +110,21 @@ TEST_P(Faults, LatencyKeepsDataCorrect) {
   EXPECT_TRUE(a->failed_events.empty());
 }
 
-// Where logical byte `off` lies: its member and that member's byte.
+// Where logical byte `off` lies: the member a read of it goes to (mirrors:
+// the copy the test array's one reactor picks, with no member failed) and
+// that member's byte.
 static std::pair<uint32_t, uint64_t> place_of(Volume& v, uint64_t off) {
   const Geometry& g = v.geometry();
   const uint64_t s = off / g.stripe_data_bytes(), in = off % g.stripe_data_bytes();
   const uint32_t i = uint32_t(in / g.strip_bytes);
-  return {g.data_member(s, i), v.data_offset() + g.member_offset(s) + in % g.strip_bytes};
+  const uint32_t m = g.is_mirror() ? uint32_t(pick_copy(g, s, i, 0, 0)) : g.data_member(s, i);
+  return {m, v.data_offset() + g.member_offset(s) + in % g.strip_bytes};
 }
 
 // A block a member cannot read (a medium error, -ENODATA) is read around
-// from the redundancy and written back: the read is served, the member
-// stays, the block reads again from it (as md corrects read errors).
-// Mirrors fail the member as before (their reads take no stripe lock to
-// write back under).
+// from the redundancy (mirrors: another copy) and written back: the read is
+// served, the member stays, the block reads again from it (as md corrects
+// read errors).
 TEST_P(Faults, AnUnreadableBlockIsReadAroundAndRewritten) {
   const uint64_t off = 3 * a->vol().geometry().stripe_data_bytes() + a->vol().geometry().strip_bytes + 8192;
   const auto [m, moff] = place_of(a->vol(), off);
@@ -129,25 +132,19 @@ TEST_P(Faults, AnUnreadableBlockIsReadAroundAndRewritten) {
   AlignedBuf got(16384);
   ASSERT_EQ(0, a->read(off - 4096, 16384, got.data()));
   EXPECT_EQ(0, memcmp(got.data(), image->data() + off - 4096, 16384));
-  if (a->vol().geometry().is_mirror()) {
-    // (The read may take another copy and meet nothing.)
-    EXPECT_TRUE(a->failed_events.empty() || a->failed_events == std::vector<uint32_t>{m});
-  } else {
-    EXPECT_TRUE(a->failed_events.empty());
-    EXPECT_EQ(a->vol().failed_mask(), 0u);
-    EXPECT_EQ(a->vol().corrected_reads(m), 1u);
-    EXPECT_FALSE(a->drive(m).faults().unreadable()) << "the block was not written back";
-    const std::vector<uint8_t> on_member = a->member_bytes(m, moff, 4096);
-    EXPECT_EQ(0, memcmp(on_member.data(), image->data() + off, 4096));
-  }
+  EXPECT_TRUE(a->failed_events.empty());
+  EXPECT_EQ(a->vol().failed_mask(), 0u);
+  EXPECT_EQ(a->vol().corrected_reads(m), 1u);
+  EXPECT_FALSE(a->drive(m).faults().unreadable()) << "the block was not written back";
+  const std::vector<uint8_t> on_member = a->member_bytes(m, moff, 4096);
+  EXPECT_EQ(0, memcmp(on_member.data(), image->data() + off, 4096));
   expect_image();
 }
 
 // A drive that keeps losing blocks is failed at the kMaxCorrectedReads-th.
 TEST_P(Faults, ADriveThatKeepsLosingBlocksIsFailed) {
-  if (a->vol().geometry().is_mirror()) GTEST_SKIP() << "mirrors fail the member at the first";
   const Geometry& g = a->vol().geometry();
-  const uint32_t m = g.data_member(0, 0);
+  const uint32_t m = place_of(a->vol(), 0).first;
   uint32_t corrected = 0;
   for (uint64_t off = 0; corrected < Volume::kMaxCorrectedReads; off += g.strip_bytes) {
     ASSERT_LT(off, size);
@@ -165,15 +162,17 @@ TEST_P(Faults, ADriveThatKeepsLosingBlocksIsFailed) {
 }
 
 // With a member failed, a block another cannot read is read around where
-// the level still survives both (RAID 6, ec). RAID 5 cannot: the read fails
+// the level still survives both (RAID 6, ec, RAID 1 x3). RAID 5 and a
+// mirror's last copy cannot: the read fails
 // and the member stays (failing it would fail the group over one block);
 // the rest reads, and a write over the block makes it readable.
 TEST_P(Faults, AnUnreadableBlockBesideAFailedMember) {
-  if (a->vol().geometry().is_mirror()) GTEST_SKIP() << "mirrors fail the member at the first";
   const Geometry& g = a->vol().geometry();
   const uint64_t off = 5 * g.stripe_data_bytes();
   const auto [m, moff] = place_of(a->vol(), off);
-  const uint32_t gone = role_member(g, 5, g.data_strips());  // the stripe's (first) parity
+  // The stripe's (first) parity; mirrors: another copy of the strip (RAID 10's last one).
+  uint32_t gone = g.is_mirror() ? g.data_member(5, 0, 0) : role_member(g, 5, g.data_strips());
+  if (gone == m) gone = g.data_member(5, 0, 1);
   ASSERT_TRUE(a->vol().fail_member(gone, -EIO));
   a->drive(m).faults().set_unreadable(moff, 4096);
   AlignedBuf got(4096);

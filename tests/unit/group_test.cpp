@@ -850,6 +850,27 @@ TEST(GroupReadErrors, AScrubCorrectsTheUnreadableBlocksItMeets) {
   }
 }
 
+// A rebuild stopped (event ev) at an unreadable block of `member` in
+// stripe s, logical byte off: it says so, the group is not failed, the
+// block's read fails and is told, the next block reads right.
+static void expect_rebuild_stopped_at(GroupRig& rig, Group& g, const GroupEvent& ev, uint32_t member, uint64_t s,
+                                      uint64_t off, Image& img) {
+  Volume& v = g.volume();
+  EXPECT_NE(ev.message.find("rebuild stopped at stripe"), std::string::npos) << ev.message;
+  EXPECT_NE(g.state(), GroupState::Failed);
+  EXPECT_TRUE(v.member(member)->faults().unreadable());
+  AlignedBuf got(4096);
+  EXPECT_NE(0, rig.io(v, IoRequest::Read, off, 4096, got.data()));
+  GroupEvent bad;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ReadUncorrectable, &bad); }, 10));
+  EXPECT_EQ(bad.member, int(member));
+  const std::string said = "stripe " + std::to_string(s) + " and the group has no other copy";
+  EXPECT_NE(bad.message.find(said), std::string::npos) << bad.message;
+  ASSERT_EQ(0, rig.io(v, IoRequest::Read, off + 4096, 4096, got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off + 4096, 4096));
+  EXPECT_FALSE(v.failed());
+}
+
 // A block a survivor cannot read, met by a rebuild: RAID 6 rebuilds around
 // it (the survivor stays, the rebuilt member holds the right bytes). A
 // degraded RAID 5 cannot: the rebuild stops there and says why, the member
@@ -886,18 +907,61 @@ TEST(GroupReadErrors, AnUnreadableBlockMetByARebuild) {
       ASSERT_TRUE(g->fail_member(1, &err)) << err;
       img.check(rig, v);
     } else {
-      EXPECT_NE(ev.message.find("rebuild stopped at stripe"), std::string::npos) << ev.message;
-      EXPECT_NE(g->state(), GroupState::Failed);
-      EXPECT_TRUE(v.member(sv)->faults().unreadable());
-      AlignedBuf got(4096);
-      EXPECT_NE(0, rig.io(v, IoRequest::Read, off, 4096, got.data()));
-      GroupEvent bad;
-      ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ReadUncorrectable, &bad); }, 10));
-      EXPECT_EQ(bad.member, int(sv));
-      EXPECT_NE(bad.message.find("stripe 3 and the group has no other copy"), std::string::npos) << bad.message;
-      ASSERT_EQ(0, rig.io(v, IoRequest::Read, off + 4096, 4096, got.data()));
-      EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off + 4096, 4096));
-      EXPECT_FALSE(v.failed());
+      expect_rebuild_stopped_at(rig, *g, ev, sv, s, off, img);
+    }
+    ASSERT_TRUE(g->stop(&err)) << err;
+  }
+}
+
+// Mirrors: a scrub that meets an unreadable copy reads the others and writes
+// it back from them (no mismatch, no member failed). A rebuild reads another
+// copy where one is left (RAID 1 x3: the unreadable copy is written back
+// too) and otherwise stops there and says why, the last copy kept and the
+// group with it; that block's read fails, the rest reads.
+TEST(GroupReadErrors, MirrorsReadAroundAnUnreadableCopy) {
+  for (const auto& [lv, members] : {std::pair{Level::R1, 2u}, std::pair{Level::R10, 4u}, std::pair{Level::R1, 3u}}) {
+    SCOPED_TRACE(std::string(level_name(lv)) + " x" + std::to_string(members));
+    GroupRig rig(members + 1);
+    std::string err;
+    auto g = rig.create(config(lv), 0, members, &err);
+    ASSERT_TRUE(g) << err;
+    Volume& v = g->volume();
+    const Geometry& geo = v.geometry();
+    Image img(v.size_bytes());
+    img.write_all(rig, v);
+    const uint64_t s = 3, moff = v.data_offset() + geo.member_offset(s) + 8192, off = s * geo.stripe_data_bytes() + 8192;
+    const uint32_t m0 = geo.data_member(s, 0, 0), m1 = geo.data_member(s, 0, 1);
+    // Scrub.
+    v.member(m0)->faults().set_unreadable(moff, 4096);
+    ASSERT_TRUE(g->start_scrub(false, &err)) << err;
+    ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
+    EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
+    EXPECT_EQ(g->last_scrub().stripes_checked, geo.stripes());
+    EXPECT_EQ(v.failed_mask(), 0u);
+    EXPECT_EQ(v.corrected_reads(m0), 1u);
+    EXPECT_FALSE(v.member(m0)->faults().unreadable()) << "the copy was not written back";
+    EXPECT_EQ(0, memcmp(rig.raw_read(m0, moff, 4096).data(), img.buf.data() + off, 4096));
+    // Rebuild of m1, the unreadable block on m0.
+    rig.clear_events();
+    ASSERT_TRUE(g->fail_member(m1, &err)) << err;
+    v.member(m0)->faults().set_unreadable(moff, 4096);
+    ASSERT_TRUE(g->replace_member(m1, rig.open(members), false, &err)) << err;
+    GroupEvent ev;
+    ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildFinished, &ev); }));
+    EXPECT_FALSE(v.failed());
+    EXPECT_EQ(v.failed_mask() >> m0 & 1, 0u) << "the copy read was failed";
+    if (members == 3) {
+      ASSERT_TRUE(rig.wait([&] { return g->state() == GroupState::Optimal; })) << ev.message;
+      EXPECT_FALSE(v.member(m0)->faults().unreadable()) << "the copy was not written back";
+      EXPECT_EQ(v.corrected_reads(m0), 2u);
+      // The rebuilt member holds the right bytes: lose the two others.
+      for (uint32_t m = 0; m < members; m++) {
+        if (m == m1) continue;
+        ASSERT_TRUE(g->fail_member(m, &err)) << err;
+      }
+      img.check(rig, v);
+    } else {
+      expect_rebuild_stopped_at(rig, *g, ev, m0, s, off, img);
     }
     ASSERT_TRUE(g->stop(&err)) << err;
   }
