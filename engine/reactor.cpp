@@ -104,6 +104,7 @@ MemberIo* Reactor::alloc_io() {
   io->buf = nullptr;
   io->dsync = false;
   io->no_merge = false;
+  io->read_alone = false;
   io->merged_next = nullptr;
   io->res = 0;
   io->due_ns = 0;
@@ -271,6 +272,21 @@ void Reactor::prep_passthrough(io_uring_sqe* sqe, MemberIo* io) {
 void Reactor::complete(MemberIo* io, int res) {
   FaultInjector& f = io->drive->faults();
   const bool wr = io->kind == MemberIo::Write;
+  // A medium error fails the whole request the block layer made of
+  // adjacent bios (the bytes past the bad sector too), so a read merged
+  // with a bad sector's fails as if it held one. Read once more alone, one
+  // such read in flight at a time so that they do not merge with each
+  // other, before the error counts: as md retries a failed read with
+  // REQ_NOMERGE (raid5's R5_ReadNoMerge), which io_uring cannot ask for.
+  // (Raw results of block and file reads: passthrough commands are never merged.)
+  if (io->kind == MemberIo::Read && (res == -ENODATA || res == -EILSEQ) && !io->read_alone) {
+    io->read_alone = true;
+    io->no_merge = true;
+    read_alone_.push_back(io);
+    if (read_alone_.size() == 1) submit(io);
+    return;
+  }
+  if (io->read_alone) read_alone_done(io);
   if (io->drive->type() == DriveType::Null && res >= 0) res = int(io->len - io->short_by);
   if (io->drive->type() == DriveType::NvmeChar) res = nvme_cmd_result(res, io->kind == MemberIo::Flush ? 0 : io->len);
   if (io->short_by && !io->iov.empty() && res > 0) res -= int(io->short_by);  // vectored: reported short
@@ -470,6 +486,14 @@ bool Reactor::run_deferred() {
   return true;
 }
 
+// The read alone at the head is over (completed, or failed at issue by
+// the fault injector): the next one goes.
+void Reactor::read_alone_done(MemberIo* io) {
+  if (read_alone_.empty() || read_alone_.front() != io) return;
+  read_alone_.pop_front();
+  if (!read_alone_.empty()) submit(read_alone_.front());
+}
+
 bool Reactor::run_delayed() {
   if (!delayed_) return false;
   uint64_t now = now_ns();
@@ -491,6 +515,7 @@ bool Reactor::run_delayed() {
   while (ready) {
     MemberIo* n = ready->next;
     ready->due_ns = 0;
+    if (ready->read_alone) read_alone_done(ready);
     ready->done(ready);
     ready = n;
   }

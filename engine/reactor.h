@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct MemberIo {
   uint32_t merged_len = 0;
   bool no_merge = false;
   std::vector<iovec> merged_iov;
+  // A read that failed with a medium error is read once more alone before
+  // its error counts (Reactor::complete): this is that second read.
+  bool read_alone = false;
 };
 
 // A completion for an SQE that is not a member I/O (frontends: ublk
@@ -192,6 +196,7 @@ class Reactor {
   void prep_passthrough(io_uring_sqe* sqe, MemberIo* io);  // nvme-char members
   void count_issued(bool write, uint32_t len);
   void complete(MemberIo* io, int res);
+  void read_alone_done(MemberIo* io);
   void arm_eventfd();
   bool arm_parity_poll();
   static void fine_timer_slack();
@@ -238,6 +243,9 @@ class Reactor {
   MemberIo* free_ios_ = nullptr;
   MemberIo* delayed_ = nullptr;       // completions held back by injected latency
   std::vector<MemberIo*> unsubmitted_;  // SQ was full
+  // Reads that met a medium error, read again one at a time (the head in
+  // flight): see Reactor::complete.
+  std::deque<MemberIo*> read_alone_;
   std::vector<MemberIo*> plug_;         // this turn's I/O, merged and prepared by flush_plug()
   // flush_plug: per drive slot, the chain that may still grow (both ends),
   // and every chain's head in the order the turn issued them.

@@ -10,7 +10,8 @@
 # changed; data written through the engine and through a ublk export; the
 # NVMe controllers are unbound and bound back in another order, so every
 # /dev/nvme* number changes, and the restarted daemon reassembles the group
-# from the same namespaces, found by identity, and the data verifies.
+# from the same namespaces, found by identity, and the data verifies. Then
+# a real disk's medium error (scsi_debug) under a RAID 1.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/guest-e2e-lib.sh" "$1"
@@ -175,5 +176,51 @@ UBLK=$(gp --json vd show vd0 | json 'd["export"]["dev_path"]')
 fio "${FIO[@]}" --rw=randwrite --verify_only >"$W/fio.verify" 2>&1 || fail "fio verify after renumbering: $(tail -5 "$W/fio.verify")"
 gp pd scan
 check "scan after restart: members" 4 "$(gp --json pd scan | json 'sum(1 for n in d["namespaces"] if n["group"] == "dg0")')"
+
+step "medium errors: a real disk's unrecovered read error is read around and written back, the member kept"
+# scsi_debug with opts=2 answers reads of sectors [start, start + count)
+# with MEDIUM ERROR / UNRECOVERED READ ERROR, which the kernel returns as
+# BLK_STS_MEDIUM (ENODATA): what a drive with a bad sector does. Its writes
+# do not remap it, so every read of it is one more correction.
+BAD=$(((2 + 17) * 2048 + 8))   # 17 MiB + 4 KiB into the data area (the metadata is the first 2 MiB)
+modprobe scsi_debug dev_size_mb=32 opts=2 medium_error_start=$BAD medium_error_count=8 || fail "scsi_debug"
+SD=
+for _ in $(seq 100); do
+  for b in /sys/block/sd*; do [ "$(tr -d ' ' <"$b/device/model" 2>/dev/null)" = scsi_debug ] && SD=/dev/${b##*/}; done
+  [ -n "$SD" ] && [ -b "$SD" ] && break
+  sleep 0.1
+done
+[ -b "$SD" ] || fail "no scsi_debug disk"
+dd if="$SD" of=/dev/null bs=4096 skip=$((BAD / 8)) count=1 iflag=direct 2>"$W/dd.err" && fail "scsi_debug read its bad sector"
+grep -q "No data available" "$W/dd.err" || fail "the kernel did not answer ENODATA: $(cat "$W/dd.err")"
+truncate -s 32M "$W/copy.img"
+expect_rc 0 gp pd add "$SD" --id pdm
+expect_rc 0 gp pd add "$W/copy.img" --id pdc
+expect_rc 0 gp dg create pdm pdc --level 1 --name dgm --assume-zeroed
+expect_rc 0 gp vd create dgm --rest --name vdm
+VDM_BYTES=$(gp --json vd show vdm | json 'int(d["size_bytes"])')
+expect_rc 0 gp vd write vdm --pattern 11 --offset 0 --length "$VDM_BYTES"
+expect_rc 0 gp dg scrub dgm start   # reads both copies: meets the bad sector on pdm
+for _ in $(seq 600); do [ "$(gp --json dg show dgm | json 'd["scrub"]["running"]')" = False ] && break; sleep 0.2; done
+gp --json dg show dgm >"$W/dgm.json"
+check "dgm state after the scrub" optimal "$(json 'd["state"]' <"$W/dgm.json")"
+check "mismatched stripes" 0 "$(json 'int(d["last_scrub"]["mismatched_stripes"])' <"$W/dgm.json")"
+check "pdm state" online "$(gp --json pd show pdm | json 'd["state"]')"
+# One bad block, one correction: the scrub's reads of the next stripes, which
+# the kernel merged into the failed request, are read again alone and
+# succeed (they counted 4 corrections before the reactor did that).
+CORR=$(gp --json stats --dg dgm | json 'sum(int(g.get("corrected_reads", 0)) for g in d["groups"])')
+check "corrections counted for one bad block" 1 "$CORR"
+has_events read_corrected
+expect_rc 0 gp vd read vdm --verify-pattern 11 --offset 0 --length "$VDM_BYTES"
+result "scsi_debug bad sector under RAID 1: corrected by the scrub (1 correction), member kept, data verifies"
+# The last copy: its bad block fails that read only; the group stays degraded, the rest reads.
+expect_rc 0 gp pd fail pdc
+expect_rc 1 gp vd read vdm --verify-pattern 11 --offset 16M --length 4M
+echo "   refused: $ERR"
+expect_rc 0 gp vd read vdm --verify-pattern 11 --offset 0 --length 16M
+check "dgm state with its last copy's bad block" degraded "$(gp --json dg show dgm | json 'd["state"]')"
+check "pdm state" online "$(gp --json pd show pdm | json 'd["state"]')"
+has_events read_uncorrectable
 stop_daemon
 log "done: every check passed"
