@@ -199,6 +199,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   vol->hooks.parity_suspect = [this](uint64_t stripe) {
     return wi->suspect_stripe(stripe) || (!initialized.load(std::memory_order_relaxed) && stripe >= bg->init_checkpoint());
   };
+  vol->hooks.stripe_dirty = [this](uint64_t stripe) { return wi->suspect_stripe(stripe); };
   wi->set_inline(vol->engine().reactor(0).lockstep());
   vol->hooks.write_begin = [this](uint64_t stripe, uint32_t reactor, IntentWait* w) { return wi->begin(stripe, reactor, w); };
   vol->hooks.write_end = [this](uint64_t stripe, uint32_t reactor) { wi->end(stripe, reactor); };

@@ -308,12 +308,38 @@ static bool rebuild_unreadable(Op* op) {
   return recover_on_cpu(op, lost, op->rd) == 0;
 }
 
+// An init's or resync's read that met an unreadable data block. Above the
+// init's checkpoint, outside a region an unclean stop left dirty, the
+// parity stands for every column a user wrote (writes there compute it
+// whole, never by read-modify-write) and columns nobody wrote hold no
+// data: the stripe is read again with its parity instead of that block
+// (parity_locked), the block rebuilt, written back and the stripe resynced
+// as any, as md rewrites a read error during a resync. In a dirty region
+// the parity may not stand for the data: the member fails as on any read
+// error, or, where the group needs it, the stripe fails (the work stops
+// there, its region stays dirty, the member stays).
+static void resync_unreadable(Op* op) {
+  Volume* v = op->vol;
+  const bool init_only = !(v->hooks.stripe_dirty && v->hooks.stripe_dirty(op->stripe));
+  const uint64_t bad = correctable_unreadable(op, init_only);
+  if (op->read.uncorrectable) {
+    absorb_errors(op);
+    return finish_maintenance(op, -EIO);
+  }
+  op->maint.corrected |= bad;
+  const bool ok = absorb_errors(op);
+  release_buffers(op);
+  if (!ok) return finish_maintenance(op, -EIO);
+  maint_locked(op);
+}
+
 void parity_reads_done(Op* op) {
+  if (op->read.unreadable && op->maint.kind == M::Resync) return resync_unreadable(op);
   if (op->read.unreadable && !op->vol->parity_trusted(op->stripe)) {
     unreadable_uncorrected(op, op->read.unreadable, true);
     return skip_unreadable(op);
   }
-  op->maint.corrected = op->read.unreadable ? correctable_unreadable(op) : 0;
+  if (op->maint.kind != M::Resync) op->maint.corrected = op->read.unreadable ? correctable_unreadable(op) : 0;
   if (op->read.uncorrectable) return skip_unreadable(op);
   if (op->errored) {
     const bool ok = absorb_errors(op);
@@ -396,7 +422,9 @@ static void parity_write_back(Op* op) {
   switch (op->maint.kind) {
     case M::Resync:
       for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->maint.parity_out[r]);
-      break;
+      for (uint32_t role = 0; role < k; role++)  // unreadable data blocks, rebuilt (rebuild_unreadable)
+        if (op->maint.corrected >> member_of(op, role) & 1) write_unless_failed(member_of(op, role), op->rd[role]);
+      break;  // (an unreadable parity block is written over by the new parity)
     case M::Rebuild: out[op->maint.rebuild_member] = op->maint.out; break;
     case M::Scrub:
     case M::ScrubRepair: {
@@ -442,12 +470,24 @@ void parity_locked(Op* op) {
   const uint64_t lost = failed_roles(g, op->stripe, failed);
   if (!g.survives(rebuild ? v->failed_mask() : failed)) return finish_maintenance(op, -EIO);
   uint64_t reads = 0;
+  // Resync: roles whose block could not be read (resync_unreadable) are
+  // rebuilt from the parity, read instead; written back with it.
+  uint64_t rebuilt = 0;
   if (op->maint.kind == M::Resync) {
     if (lost & ((1ull << k) - 1)) {  // a data strip is lost: nothing to recompute from
       op->maint.res->skipped = true;
       return finish_maintenance(op, 0);
     }
     reads = (1ull << k) - 1;
+    for (uint32_t role = 0; role < k + m; role++)
+      if (op->maint.corrected >> member_of(op, role) & 1) rebuilt |= 1ull << role;
+    if (rebuilt) {
+      reads = ((1ull << (k + m)) - 1) & ~rebuilt;
+      if (lost || uint32_t(__builtin_popcountll(rebuilt)) > m) {  // not enough left to rebuild them from
+        unreadable_uncorrected(op, op->maint.corrected & ~failed, false);
+        return finish_maintenance(op, -EIO);
+      }
+    }
   } else if (rebuild) {
     int target = -1;
     for (uint32_t role = 0; role < k + m; role++)
@@ -470,7 +510,7 @@ void parity_locked(Op* op) {
   }
   for (uint32_t role = 0; role < k + m; role++) {
     op->rd[role] = nullptr;
-    if ((reads >> role & 1) && !(op->rd[role] = op_buffer(op, L))) return wait_buffers(op, maint_locked);
+    if (((reads | rebuilt) >> role & 1) && !(op->rd[role] = op_buffer(op, L))) return wait_buffers(op, maint_locked);
   }
   // Outputs: parity rows (resync), the rebuilt strip or the located one.
   op->maint.out = nullptr;

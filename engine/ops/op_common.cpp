@@ -120,8 +120,8 @@ void finish_op(Op* op, int result) {
 static void finish_held(Op* op) { finish_op(op, op->held_result); }
 
 // Ops whose reads that meet an unreadable block set it aside (read.unreadable)
-// instead of failing its member at once: user reads, scrubs, parity
-// rebuild runs and all of a mirror's maintenance may read around it; a
+// instead of failing its member at once: user reads, scrubs, resyncs,
+// parity rebuild runs and all of a mirror's maintenance may read around it; a
 // parity write's read of old data keeps the member when the group needs it
 // (correctable_unreadable).
 static bool sets_unreadable_aside(const Op* op) {
@@ -131,8 +131,9 @@ static bool sets_unreadable_aside(const Op* op) {
   if (op->kind != OpKind::Maintenance) return false;
   const Volume::Maintenance k = op->maint.kind;
   if (k == Volume::Maintenance::Scrub || k == Volume::Maintenance::ScrubRepair) return true;
-  // Mirrors read another copy (ops/maintenance.cpp); parity rebuilds in runs.
-  if (op->vol->geometry().is_mirror()) return true;
+  // Mirrors read another copy (ops/maintenance.cpp), an init rebuilds it
+  // from the parity; parity rebuilds in runs.
+  if (op->vol->geometry().is_mirror() || k == Volume::Maintenance::Resync) return true;
   return k == Volume::Maintenance::Rebuild && op->maint.run;
 }
 

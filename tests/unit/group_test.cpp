@@ -1012,6 +1012,47 @@ TEST(GroupReadErrors, AnUnreadableBlockWhereParityIsNotTrustedFailsTheRead) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
+// An init that meets an unreadable data block above its checkpoint rebuilds
+// it from the parity and writes it back, the member kept: a stripe a user
+// wrote there is consistent (writes above the checkpoint compute the
+// parity whole), so the block gets its data back; the init finishes, the
+// data reads right, a scrub is clean. (Before, the member failed.)
+TEST(GroupReadErrors, AnInitRebuildsAnUnreadableBlockFromTheParity) {
+  for (Level lv : {Level::R5, Level::R6}) {
+    SCOPED_TRACE(level_name(lv));
+    GroupRig rig(5);
+    GroupConfig c = config(lv);
+    c.assume_zeroed = false;
+    std::string err;
+    auto g = rig.create(c, 0, 5, &err);
+    ASSERT_TRUE(g) << err;
+    g->set_rebuild_rate(4096);  // the init stays near the volume's start
+    Volume& v = g->volume();
+    const Geometry& geo = v.geometry();
+    const uint64_t s = geo.stripes() - 1, off = s * geo.stripe_data_bytes();
+    ASSERT_FALSE(v.parity_trusted(s));
+    AlignedBuf b(2 * geo.strip_bytes);
+    fill_random(b.data(), b.size(), 21);
+    ASSERT_EQ(0, rig.io(v, IoRequest::Write, off, b.size(), b.data()));
+    const uint32_t m = geo.data_member(s, 1);
+    const uint64_t moff = v.data_offset() + geo.member_offset(s) + 8192;
+    v.member(m)->faults().set_unreadable(moff, 4096);
+    g->set_rebuild_rate(0);
+    ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::InitFinished); }));
+    EXPECT_EQ(v.failed_mask(), 0u);
+    EXPECT_EQ(v.corrected_reads(m), 1u);
+    EXPECT_FALSE(v.member(m)->faults().unreadable()) << "the block was not written back";
+    EXPECT_EQ(0, memcmp(rig.raw_read(m, moff, 4096).data(), b.data() + geo.strip_bytes + 8192, 4096));
+    AlignedBuf got(b.size());
+    ASSERT_EQ(0, rig.io(v, IoRequest::Read, off, got.size(), got.data()));
+    EXPECT_EQ(0, memcmp(got.data(), b.data(), b.size()));
+    ASSERT_TRUE(g->start_scrub(false, &err)) << err;
+    ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
+    EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
+    ASSERT_TRUE(g->stop(&err)) << err;
+  }
+}
+
 // A block a member cannot read is read around and written back: the group
 // says so in an event (from its metadata worker) and stays optimal; the
 // data and the member's own copy of the block are right, across a restart.
