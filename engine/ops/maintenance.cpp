@@ -226,9 +226,7 @@ void mirror_locked(Op* op) {
     if (op->rd[i]) continue;
     // No copy left to read from: failed ones only (the group fails with
     // them), or unreadable ones the group cannot read around.
-    uint64_t unreadable = 0;
-    for (uint32_t c = 0; c < g.copies(); c++) unreadable |= 1ull << g.data_member(op->stripe, i, c);
-    unreadable &= op->maint.corrected & ~failed;
+    const uint64_t unreadable = strip_copies(g, op->stripe, i) & op->maint.corrected & ~failed;
     if (!unreadable) return finish_maintenance(op, -EIO);
     unreadable_uncorrected(op, unreadable, false);
     return no_copy_left(op);
@@ -297,16 +295,20 @@ int locate_corrupt_role(Op* op, uint8_t* scratch) {
   return found;
 }
 
-// A scrub's strips on members whose read met an unreadable block
-// (maint.corrected), rebuilt in place (rd) from k of the others on the CPU:
-// rare. Then checked with the rest as any stripe and written back.
-static bool rebuild_unreadable(Op* op) {
+// The roles of the op's stripe on members whose read met an unreadable
+// block (maint.corrected).
+static uint64_t corrected_roles(Op* op) {
   const uint32_t n = op->vol->geometry().data_strips() + op->vol->geometry().parity;
-  uint64_t lost = 0;
+  uint64_t roles = 0;
   for (uint32_t role = 0; role < n; role++)
-    if (op->maint.corrected >> member_of(op, role) & 1) lost |= 1ull << role;
-  return recover_on_cpu(op, lost, op->rd) == 0;
+    if (op->maint.corrected >> member_of(op, role) & 1) roles |= 1ull << role;
+  return roles;
 }
+
+// A scrub's or resync's strips on members whose read met an unreadable
+// block, rebuilt in place (rd) from k of the others on the CPU: rare. Then
+// used as any strip read and written back.
+static bool rebuild_unreadable(Op* op) { return recover_on_cpu(op, corrected_roles(op), op->rd) == 0; }
 
 // An init's or resync's read that met an unreadable data block. Above the
 // init's checkpoint, outside a region an unclean stop left dirty, the
@@ -419,17 +421,19 @@ static void parity_write_back(Op* op) {
   auto write_unless_failed = [&](uint32_t member, uint8_t* buf) {
     if (!(failed >> member & 1)) out[member] = buf;
   };
+  // Unreadable blocks, rebuilt (rebuild_unreadable), first: what the kind
+  // writes after (a resync's new parity, a repair's strips) wins.
+  for (uint64_t r = corrected_roles(op); r; r &= r - 1) {
+    const uint32_t role = uint32_t(__builtin_ctzll(r));
+    write_unless_failed(member_of(op, role), op->rd[role]);
+  }
   switch (op->maint.kind) {
     case M::Resync:
       for (uint32_t r = 0; r < m; r++) write_unless_failed(member_of(op, k + r), op->maint.parity_out[r]);
-      for (uint32_t role = 0; role < k; role++)  // unreadable data blocks, rebuilt (rebuild_unreadable)
-        if (op->maint.corrected >> member_of(op, role) & 1) write_unless_failed(member_of(op, role), op->rd[role]);
-      break;  // (an unreadable parity block is written over by the new parity)
+      break;
     case M::Rebuild: out[op->maint.rebuild_member] = op->maint.out; break;
     case M::Scrub:
     case M::ScrubRepair: {
-      for (uint32_t role = 0; role < k + m; role++)  // unreadable blocks, rebuilt (rebuild_unreadable)
-        if (op->maint.corrected >> member_of(op, role) & 1) write_unless_failed(member_of(op, role), op->rd[role]);
       if (!job->mismatch_rows || op->maint.kind != M::ScrubRepair) break;
       if (op->maint.res->located_role >= 0) {
         op->maint.res->repaired = true;
@@ -479,9 +483,7 @@ void parity_locked(Op* op) {
       return finish_maintenance(op, 0);
     }
     reads = (1ull << k) - 1;
-    for (uint32_t role = 0; role < k + m; role++)
-      if (op->maint.corrected >> member_of(op, role) & 1) rebuilt |= 1ull << role;
-    if (rebuilt) {
+    if ((rebuilt = corrected_roles(op))) {
       reads = ((1ull << (k + m)) - 1) & ~rebuilt;
       if (lost || uint32_t(__builtin_popcountll(rebuilt)) > m) {  // not enough left to rebuild them from
         unreadable_uncorrected(op, op->maint.corrected & ~failed, false);

@@ -10,14 +10,6 @@ namespace gpuraid {
 
 static void fix_locked(Op* op);
 
-// Members in `mask` holding a copy of data strip i of the op's stripe.
-static uint64_t copies_in(const Op* op, uint32_t i, uint64_t mask) {
-  const Geometry& g = op->vol->geometry();
-  uint64_t out = 0;
-  for (uint32_t c = 0; c < g.copies(); c++) out |= 1ull << g.data_member(op->stripe, i, c);
-  return out & mask;
-}
-
 static void fix_finish(Op* op, int result) {
   unlock_stripe(op);
   finish_op(op, result);
@@ -60,7 +52,7 @@ static void fix_read_done(Op* op) {
   for (uint32_t i = 0; i < g.data_strips(); i++) {
     const StripRange r = op->ranges[i];
     if (r.empty()) continue;
-    for (uint64_t u = copies_in(op, i, op->dread.unreadable); u; u &= u - 1)
+    for (uint64_t u = strip_copies(g, op->stripe, i) & op->dread.unreadable; u; u &= u - 1)
       issue_member_io(op, uint32_t(__builtin_ctzll(u)), MemberIo::Write, member_off(v, op->stripe, r.a),
                       user_ptr(op, op->stripe, i, r.a), r.b - r.a, false);
   }
@@ -73,18 +65,18 @@ static void fix_locked(Op* op) {
   Volume* v = op->vol;
   const Geometry& g = v->geometry();
   const uint64_t avoid = v->failed_mask_for(op->stripe) | op->dread.unreadable;
+  int from[kMaxMembers];  // per data strip: the copy read (every strip chosen before any is read)
   for (uint32_t i = 0; i < g.data_strips(); i++) {
-    if (op->ranges[i].empty() || pick_copy(g, op->stripe, i, avoid, op->home->id()) >= 0) continue;
-    unreadable_uncorrected(op, copies_in(op, i, op->dread.unreadable), false);
+    if (op->ranges[i].empty() || (from[i] = pick_copy(g, op->stripe, i, avoid, op->home->id())) >= 0) continue;
+    unreadable_uncorrected(op, strip_copies(g, op->stripe, i) & op->dread.unreadable, false);
     return fix_finish(op, -EIO);
   }
   begin_phase(op, fix_read_done);
   for (uint32_t i = 0; i < g.data_strips(); i++) {
     const StripRange r = op->ranges[i];
     if (r.empty()) continue;
-    const uint32_t m = uint32_t(pick_copy(g, op->stripe, i, avoid, op->home->id()));
-    issue_member_io(op, m, MemberIo::Read, member_off(v, op->stripe, r.a), user_ptr(op, op->stripe, i, r.a),
-                    r.b - r.a, false);
+    issue_member_io(op, uint32_t(from[i]), MemberIo::Read, member_off(v, op->stripe, r.a),
+                    user_ptr(op, op->stripe, i, r.a), r.b - r.a, false);
   }
   end_issue(op);
 }

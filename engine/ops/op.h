@@ -284,6 +284,8 @@ uint64_t member_off(const Volume* v, uint64_t stripe, uint32_t col);
 // spreading reads over the copies not in `avoid` (salt: the reader's
 // reactor); -1 when every copy is avoided.
 int pick_copy(const Geometry& g, uint64_t stripe, uint32_t i, uint64_t avoid, uint32_t salt);
+// Mirrors: the members holding a copy of data strip i of `stripe`.
+uint64_t strip_copies(const Geometry& g, uint64_t stripe, uint32_t i);
 // The caller's bytes for column `col` of data strip `i` of the op's stripe.
 uint8_t* user_ptr(const Op* op, uint64_t stripe, uint32_t i, uint32_t col);
 

@@ -6,6 +6,12 @@
 
 namespace gpuraid {
 
+uint64_t strip_copies(const Geometry& g, uint64_t stripe, uint32_t i) {
+  uint64_t members = 0;
+  for (uint32_t c = 0; c < g.copies(); c++) members |= 1ull << g.data_member(stripe, i, c);
+  return members;
+}
+
 int pick_copy(const Geometry& g, uint64_t stripe, uint32_t i, uint64_t avoid, uint32_t salt) {
   const uint32_t c = g.copies();
   for (uint32_t t = 0; t < c; t++) {

@@ -967,6 +967,19 @@ TEST(GroupReadErrors, MirrorsReadAroundAnUnreadableCopy) {
   }
 }
 
+// A group over the rig's first `members` drives, created without
+// assume_zeroed, whose background init is held near the volume's start
+// (4 KiB/s): its last stripes' parity is not trusted yet.
+static std::unique_ptr<Group> create_initializing(GroupRig& rig, Level lv, uint32_t members) {
+  GroupConfig c = config(lv);
+  c.assume_zeroed = false;
+  std::string err;
+  auto g = rig.create(c, 0, members, &err);
+  EXPECT_TRUE(g) << err;
+  if (g) g->set_rebuild_rate(4096);
+  return g;
+}
+
 // Where the parity does not stand for the data yet (above the init's
 // checkpoint, as in a dirty region after an unclean stop), an unreadable
 // block is not read around: the parity would give bytes nobody wrote. The
@@ -974,12 +987,9 @@ TEST(GroupReadErrors, MirrorsReadAroundAnUnreadableCopy) {
 // block makes it readable again.
 TEST(GroupReadErrors, AnUnreadableBlockWhereParityIsNotTrustedFailsTheRead) {
   GroupRig rig(4);
-  GroupConfig c = config(Level::R5);
-  c.assume_zeroed = false;
   std::string err;
-  auto g = rig.create(c, 0, 4, &err);
-  ASSERT_TRUE(g) << err;
-  g->set_rebuild_rate(4096);  // the init stays near the volume's start
+  auto g = create_initializing(rig, Level::R5, 4);
+  ASSERT_TRUE(g);
   Volume& v = g->volume();
   const Geometry& geo = v.geometry();
   const uint64_t s = geo.stripes() - 1, off = s * geo.stripe_data_bytes();
@@ -1021,12 +1031,9 @@ TEST(GroupReadErrors, AnInitRebuildsAnUnreadableBlockFromTheParity) {
   for (Level lv : {Level::R5, Level::R6}) {
     SCOPED_TRACE(level_name(lv));
     GroupRig rig(5);
-    GroupConfig c = config(lv);
-    c.assume_zeroed = false;
     std::string err;
-    auto g = rig.create(c, 0, 5, &err);
-    ASSERT_TRUE(g) << err;
-    g->set_rebuild_rate(4096);  // the init stays near the volume's start
+    auto g = create_initializing(rig, lv, 5);
+    ASSERT_TRUE(g);
     Volume& v = g->volume();
     const Geometry& geo = v.geometry();
     const uint64_t s = geo.stripes() - 1, off = s * geo.stripe_data_bytes();
