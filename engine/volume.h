@@ -181,13 +181,14 @@ class Volume {
   // Resilience hooks, set by the drive group before I/O starts.
   struct Hooks {
     // Parity of this stripe may be stale (write-intent bitmap, init):
-    // writes there must not use read-modify-write.
+    // writes there must not use read-modify-write, nothing is rebuilt from it.
     std::function<bool(uint64_t stripe)> parity_suspect;
-    // Parity of this stripe may be stale because an unclean stop left its
-    // region dirty (write-intent bitmap), not only because the init has
-    // not reached it: only where this is false may an init's resync rebuild
-    // an unreadable block from the parity (ops/maintenance.cpp).
-    std::function<bool(uint64_t stripe)> stripe_dirty;
+    // Parity of this stripe may not stand for the data because an unclean
+    // stop may have torn a write there (its region dirty, the write-hole
+    // log not replayed over it), not only because the init has not reached
+    // it: only where this is false may a resync rebuild an unreadable block
+    // from the parity (ops/maintenance.cpp).
+    std::function<bool(uint64_t stripe)> parity_may_be_torn;
     // Around the member writes of a redundant write (write-intent bitmap).
     // begin never blocks: true when the region is dirty on disk already;
     // false when its bit must be written first, and then w->ready runs

@@ -461,6 +461,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
         notes.push_back("unclean stop while degraded: " + count_of(n, "dirty region") + " made consistent from the write-hole log (" +
                         count_of(rs.rows_written, "parity row") + " rewritten)");
       } else {  // and still resynced: parity recomputed from the data, whatever the log held
+        im.dirty_replayed = true;
         notes.push_back("unclean stop: torn stripes made consistent from the write-hole log (" +
                         count_of(rs.rows_written, "parity row") + " rewritten); " + count_of(n, "dirty region") +
                         " will be resynced");
@@ -539,6 +540,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   if (forced_in && !unusable) {
     dirty.assign((top.bitmap_regions() + 7) / 8, 0xff);
     guard_replayed = false;
+    im.dirty_replayed = false;
   }
   if (!dirty.empty() && !guard_replayed) {
     im.wi->set_suspect(dirty);

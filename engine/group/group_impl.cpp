@@ -197,9 +197,9 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   };
   bg->set_callbacks(cb);
   vol->hooks.parity_suspect = [this](uint64_t stripe) {
-    return wi->suspect_stripe(stripe) || (!initialized.load(std::memory_order_relaxed) && stripe >= bg->init_checkpoint());
+    return parity_may_be_torn(stripe) || (!initialized.load(std::memory_order_relaxed) && stripe >= bg->init_checkpoint());
   };
-  vol->hooks.stripe_dirty = [this](uint64_t stripe) { return wi->suspect_stripe(stripe); };
+  vol->hooks.parity_may_be_torn = [this](uint64_t stripe) { return parity_may_be_torn(stripe); };
   wi->set_inline(vol->engine().reactor(0).lockstep());
   vol->hooks.write_begin = [this](uint64_t stripe, uint32_t reactor, IntentWait* w) { return wi->begin(stripe, reactor, w); };
   vol->hooks.write_end = [this](uint64_t stripe, uint32_t reactor) { wi->end(stripe, reactor); };

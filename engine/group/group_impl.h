@@ -48,6 +48,11 @@ struct Group::Impl {
   std::atomic<int> rebuild_failed_err{0};
   std::atomic<int> rebuild_slot{-1};
   std::atomic<bool> initialized{false};
+  // This start replayed the write-hole log over the dirty regions of an
+  // unclean stop, every member usable: each stripe a write was torn in is
+  // consistent again, so their parity stands for the data before their
+  // resync reaches them (the resync runs anyway). Set before I/O starts.
+  bool dirty_replayed = false;
   uint64_t persisted_rebuild_cp = 0, persisted_init_cp = 0;
   uint64_t bitmap_idle_ns = 5'000'000'000ull;
   ProgressRate rates[int(Work::kCount)];
@@ -71,6 +76,10 @@ struct Group::Impl {
   StaleParity forced;  // assemble(force) over stale parity
   uint64_t volume_table_gen = 0;  // the last volume table written (group_volumes.cpp); 0: not yet read
   void wire_path_loss();
+  // An unclean stop may have torn a write in this stripe and nothing has
+  // made it consistent since: its region is dirty and neither the log's
+  // replay (dirty_replayed) nor the resync has been over it.
+  bool parity_may_be_torn(uint64_t stripe) const { return !dirty_replayed && wi->suspect_stripe(stripe); }
   // A member's drive back in its slot (reinstate, re-add): its superblock
   // says rebuilding, the bitmap goes to it, and only the missed regions are
   // rebuilt. `fresh` (may be null) replaces the slot's drive object; on

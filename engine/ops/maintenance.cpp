@@ -310,20 +310,22 @@ static uint64_t corrected_roles(Op* op) {
 // used as any strip read and written back.
 static bool rebuild_unreadable(Op* op) { return recover_on_cpu(op, corrected_roles(op), op->rd) == 0; }
 
-// An init's or resync's read that met an unreadable data block. Above the
-// init's checkpoint, outside a region an unclean stop left dirty, the
-// parity stands for every column a user wrote (writes there compute it
-// whole, never by read-modify-write) and columns nobody wrote hold no
-// data: the stripe is read again with its parity instead of that block
-// (parity_locked), the block rebuilt, written back and the stripe resynced
-// as any, as md rewrites a read error during a resync. In a dirty region
-// the parity may not stand for the data: the member fails as on any read
-// error, or, where the group needs it, the stripe fails (the work stops
-// there, its region stays dirty, the member stays).
+// An init's or resync's read that met an unreadable data block. Where no
+// write an unclean stop tore can be left in the stripe, its parity stands
+// for every column a user wrote: above the init's checkpoint writes compute
+// it whole (never by read-modify-write) and columns nobody wrote hold no
+// data; in a region an unclean stop left dirty, the start replayed the
+// write-hole log over every torn stripe. The stripe is then read again with
+// its parity instead of that block (parity_locked), the block rebuilt,
+// written back and the stripe resynced as any, as md rewrites a read error
+// during a resync. In a dirty region no log made consistent (no guard, or
+// members forced in) the parity may not stand for the data: the member
+// fails as on any read error, or, where the group needs it, the stripe
+// fails (the work stops there, its region stays dirty, the member stays).
 static void resync_unreadable(Op* op) {
   Volume* v = op->vol;
-  const bool init_only = !(v->hooks.stripe_dirty && v->hooks.stripe_dirty(op->stripe));
-  const uint64_t bad = correctable_unreadable(op, init_only);
+  const bool consistent = !(v->hooks.parity_may_be_torn && v->hooks.parity_may_be_torn(op->stripe));
+  const uint64_t bad = correctable_unreadable(op, consistent);
   if (op->read.uncorrectable) {
     absorb_errors(op);
     return finish_maintenance(op, -EIO);
