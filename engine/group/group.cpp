@@ -382,6 +382,7 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   const bool unclean = !(top.flags & kFlagClean);
   // A planned stop during a resync: no write was in flight, nothing torn.
   const bool planned = top.flags & kFlagResyncPending;
+  im.dirty_untrusted = (top.flags & kFlagDirtyUntrusted) != 0;
   if (unclean) {
     const uint64_t bytes = (top.bitmap_regions() + 7) / 8;
     for (uint32_t s = 0; s < g.members; s++) {
@@ -394,7 +395,10 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
     uint64_t n = 0;
     for (uint8_t b : dirty) n += __builtin_popcount(b);
     const bool guard = g.has_parity() && (top.flags & kFlagWriteHoleGuard);
+    bool handled = false;  // else as a group without the guard
+    std::string log_lost;  // why the guard's log could not be read (a medium error)
     if (n && planned && (guard || !unusable || !g.has_parity())) {
+      handled = true;
       // The start before that stop replayed the log over these regions:
       // with a member unusable now, they are as consistent as after that replay.
       guard_replayed = unusable && guard;
@@ -452,30 +456,48 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
         };
       }
       PplReplayStats rs;
-      if (!ppl_replay(g, Codec(g), top.ppl_log(), top.group_uuid, top.data_offset, usable,
-                      [&](uint64_t st) { const uint64_t r = st / spr; return (dirty[r / 8] >> (r % 8) & 1) != 0; },
-                      &rs, err, route))
-        return nullptr;
-      if (unusable) {  // nothing to resync from: the log made them consistent
+      handled = ppl_replay(g, Codec(g), top.ppl_log(), top.group_uuid, top.data_offset, usable,
+                           [&](uint64_t st) { const uint64_t r = st / spr; return (dirty[r / 8] >> (r % 8) & 1) != 0; },
+                           &rs, &log_lost, route);
+      // A log a drive cannot read (a medium error): which stripes the stop
+      // tore is not known, so the start goes on as without the guard
+      // (below); any other error stops it.
+      if (!handled && !rs.log_unreadable) return fail(err, log_lost), nullptr;
+      // Blocks of torn stripes a member could not read were rebuilt from
+      // the parity as a lost member's (they were being written).
+      const std::string lost_blocks =
+          rs.unreadable_blocks ? "; " + count_of(rs.unreadable_blocks, "unreadable block") + " of them to be read around from the parity" +
+                                     (unusable ? " and written back when next read or scrubbed" : " and written back by the resync")
+                               : "";
+      if (handled && unusable) {  // nothing to resync from: the log made them consistent
         guard_replayed = true;
         notes.push_back("unclean stop while degraded: " + count_of(n, "dirty region") + " made consistent from the write-hole log (" +
-                        count_of(rs.rows_written, "parity row") + " rewritten)");
-      } else {  // and still resynced: parity recomputed from the data, whatever the log held
-        im.dirty_replayed = true;
+                        count_of(rs.rows_written, "parity row") + " rewritten)" + lost_blocks);
+      } else if (handled) {  // and still resynced: parity recomputed from the data, whatever the log held
+        // Unless an earlier stop's regions that no log made consistent are among them.
+        im.dirty_replayed = !(top.flags & kFlagDirtyUntrusted);
         notes.push_back("unclean stop: torn stripes made consistent from the write-hole log (" +
-                        count_of(rs.rows_written, "parity row") + " rewritten); " + count_of(n, "dirty region") +
-                        " will be resynced");
+                        count_of(rs.rows_written, "parity row") + " rewritten" + lost_blocks + "); " +
+                        count_of(n, "dirty region") + " will be resynced");
       }
-    } else if (n && unusable && g.has_parity()) {
-      const StaleParity sp = stale_parity(g, top.bitmap_region_bytes, dirty, unusable);
-      if (!force)
-        return fail(err, "stopped uncleanly while degraded: " + sp.describe() +
-                             "; start with force to accept that (then rebuild onto a spare or a replacement); "
-                             "this group has no write-hole guard (created without it, or before format version 2)"), nullptr;
-      im.forced = sp;
-      notes.push_back("started with force: " + sp.describe());
-    } else if (n) {
-      notes.push_back("unclean stop: " + count_of(n, "dirty region") + " will be resynced");
+    }
+    if (n && !handled) {  // no log to make the torn stripes consistent
+      if (guard) im.dirty_untrusted = true;
+      const std::string no_log = log_lost.empty()
+                                     ? "this group has no write-hole guard (created without it, or before format version 2)"
+                                     : "its write-hole log cannot be read (" + log_lost + ")";
+      if (unusable && g.has_parity()) {
+        const StaleParity sp = stale_parity(g, top.bitmap_region_bytes, dirty, unusable);
+        if (!force)
+          return fail(err, "stopped uncleanly while degraded: " + sp.describe() +
+                               "; start with force to accept that (then rebuild onto a spare or a replacement); " + no_log),
+                 nullptr;
+        im.forced = sp;
+        notes.push_back("started with force: " + sp.describe() + (log_lost.empty() ? "" : "; " + no_log));
+      } else {
+        notes.push_back((log_lost.empty() ? "" : no_log + ", not replayed; ") + "unclean stop: " +
+                        count_of(n, "dirty region") + " will be resynced");
+      }
     }
   }
   // Missing members get a null stand-in (never used: they are failed).
@@ -528,6 +550,9 @@ std::unique_ptr<Group> Group::assemble(Engine& engine, std::vector<std::unique_p
   if (failed) notes.push_back("starting degraded");
   grp->uuid_ = uuid_str(top.group_uuid);
   grp->name_ = top.name;
+  // Members forced in may disagree with parity anywhere (below): no log
+  // made that consistent, which the superblocks keep until the resync ends.
+  if (forced_in && !unusable) im.dirty_untrusted = true;
   // Members that cannot take the new superblock fail here (and that is persisted on the others).
   const Impl::Persisted p = im.wire(*grp, /*write_superblocks=*/true);
   if (grp->volume_->failed())
@@ -836,6 +861,7 @@ bool Group::stop(std::string* err) {
   }
   const Impl::Persisted p = im.persist([&] {
     if (!v.failed()) im.sb.flags |= pending ? kFlagResyncPending : kFlagClean;
+    if (!pending) im.sb.flags &= ~uint32_t(kFlagDirtyUntrusted);  // nothing left to resync, the bitmap cleared
   });
   if (why.empty()) why = p.first_error();
   if (v.failed()) return fail(err, "the group failed while stopping: " + why);

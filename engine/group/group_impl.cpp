@@ -159,7 +159,10 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   cb.rebuild_done = [this] { rebuild_finished = true; };
   cb.rebuild_failed = [this](int e) { rebuild_failed_err = e; };
   cb.init_done = [this] { init_finished = true; };
-  cb.resync_done = [this] { emit(GroupEvent::ResyncFinished, -1, "dirty regions resynced"); };
+  cb.resync_done = [this] {
+    resync_finished = true;
+    emit(GroupEvent::ResyncFinished, -1, "dirty regions resynced");
+  };
   cb.resync_failed = [this](int e) {
     emit(GroupEvent::ResyncFinished, -1, std::string("resync stopped: ") + strerror(-e) + "; " +
                                              count_of(wi->suspect_regions(), "dirty region") + " left");
@@ -245,6 +248,7 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   // runs left (the floor).
   if (write_superblocks) p = persist([this, ppl_first_seq] {
     sb.flags &= ~uint32_t(kFlagClean | kFlagResyncPending);
+    if (dirty_untrusted) sb.flags |= kFlagDirtyUntrusted;
     if (ppl) {
       sb.ppl_format = kPplFormatTailed;
       sb.ppl_seq_floor = ppl_first_seq;
@@ -415,6 +419,13 @@ void Group::Impl::housekeeping_tick(bool slow) {
     rates[w].sample(now, bg->progress(Work(w)).done_stripes * g.strip_bytes);
   hot.rate.sample(now, hot.done_bytes.load());
   hot_replace_tick();
+  if (resync_finished.exchange(false) && dirty_untrusted.load() && wi->suspect_regions() == 0) {
+    // The regions no log made consistent are resynced: durable first, then
+    // a later unclean stop's replay may be trusted again.
+    vol->members_error(flush_members(), -EIO);
+    persist([&] { sb.flags &= ~uint32_t(kFlagDirtyUntrusted); });
+    dirty_untrusted = false;
+  }
   if (int e = rebuild_failed_err.exchange(0))
     emit(GroupEvent::RebuildFinished, rebuild_slot,
          e == -ENODATA ? "rebuild stopped at stripe " + std::to_string(vol->rebuild_checkpoint()) +

@@ -44,7 +44,7 @@ struct Group::Impl {
   // next housekeeping tick (one at a time, none while a rebuild runs): those
   // that failed while the group ran, not those merely absent at its start.
   std::atomic<uint64_t> auto_replace{0};
-  std::atomic<bool> rebuild_finished{false}, init_finished{false};
+  std::atomic<bool> rebuild_finished{false}, init_finished{false}, resync_finished{false};
   std::atomic<int> rebuild_failed_err{0};
   std::atomic<int> rebuild_slot{-1};
   std::atomic<bool> initialized{false};
@@ -53,6 +53,9 @@ struct Group::Impl {
   // consistent again, so their parity stands for the data before their
   // resync reaches them (the resync runs anyway). Set before I/O starts.
   bool dirty_replayed = false;
+  // Some dirty regions were never made consistent by a log (kFlagDirtyUntrusted):
+  // kept on disk until their resync ends (housekeeping clears it).
+  std::atomic<bool> dirty_untrusted{false};
   uint64_t persisted_rebuild_cp = 0, persisted_init_cp = 0;
   uint64_t bitmap_idle_ns = 5'000'000'000ull;
   ProgressRate rates[int(Work::kCount)];

@@ -74,6 +74,13 @@ enum SuperblockFlags : uint32_t {
   // start reads around them too, clean stop or not, until the copy passes
   // them. Cleared when no copy-back runs (Group::Impl::persist_locked).
   kFlagRoomStale = 1u << 4,
+  // The dirty regions of an earlier unclean stop were not made consistent
+  // by the write-hole log (a log could not be read, or members were forced
+  // in): until their resync has ended and is durable, a start after a later
+  // unclean stop does not trust their parity after its own replay either
+  // (Group::Impl::dirty_untrusted). A reader that does not know the bit
+  // trusts no dirty region before its resync anyway.
+  kFlagDirtyUntrusted = 1u << 5,
 };
 
 struct Superblock {

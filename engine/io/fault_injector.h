@@ -81,12 +81,16 @@ class FaultInjector {
   uint32_t hanging() const { return hanging_.load(); }
   void hang_begins() { hanging_.fetch_add(1); }
   void hang_ends() { hanging_.fetch_sub(1); }
-  // A synchronous I/O (no latency added): 0 to do it, or the error to
-  // return instead (a short transfer there is -EIO, as Drive reports it).
-  int on_sync(SyncKind k);
+  // A synchronous I/O of len bytes at off (no latency added): 0 to do it,
+  // or the error to return instead (a short transfer there is -EIO, as
+  // Drive reports it; a read of the unreadable range -ENODATA).
+  int on_sync(SyncKind k, uint64_t off = 0, uint64_t len = 0);
 
  private:
   uint32_t modes_now();
+  // Whether a read meets the unreadable range; a write that covers it
+  // makes it readable again (and meets nothing).
+  bool meets_unreadable(bool is_write, uint32_t m, uint64_t off, uint64_t len);
   std::atomic<uint32_t> modes_{0};
   std::atomic<uint32_t> pending_modes_{0};
   std::atomic<uint32_t> countdown_{0};

@@ -21,7 +21,7 @@ namespace gpuraid {
 // The drive's injected fault for this kind of request, if one is armed: a
 // hang holds the request until the fault is disarmed (or the lane stops),
 // as a device that stopped answering; then an injected error, or 0.
-static int injected(const MetaTarget& t, FaultInjector::SyncKind k) {
+static int injected(const MetaTarget& t, FaultInjector::SyncKind k, uint64_t off = 0, uint64_t len = 0) {
   if (!t.faults->active()) return 0;
   if (t.faults->hangs(k)) {
     t.faults->hang_begins();
@@ -29,12 +29,12 @@ static int injected(const MetaTarget& t, FaultInjector::SyncKind k) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     t.faults->hang_ends();
   }
-  return t.faults->on_sync(k);
+  return t.faults->on_sync(k, off, len);
 }
 
 int MetaTarget::read(void* buf, size_t len, uint64_t off) const {
   if (fd < 0) return -EBADF;
-  if (int e = injected(*this, FaultInjector::SyncKind::Read)) return e;
+  if (int e = injected(*this, FaultInjector::SyncKind::Read, off, len)) return e;
   if (type == DriveType::NvmeChar) return nvme_sync_cmd(fd, NvmeIo::Read, nsid, lba_shift, max_io, buf, len, off);
   const ssize_t n = pread(fd, buf, len, off_t(off));
   return n == ssize_t(len) ? 0 : n < 0 ? -errno : -EIO;
@@ -42,7 +42,7 @@ int MetaTarget::read(void* buf, size_t len, uint64_t off) const {
 
 int MetaTarget::write(const void* buf, size_t len, uint64_t off) const {
   if (fd < 0) return -EBADF;
-  if (int e = injected(*this, FaultInjector::SyncKind::Write)) return e;
+  if (int e = injected(*this, FaultInjector::SyncKind::Write, off, len)) return e;
   if (type == DriveType::NvmeChar)
     return nvme_sync_cmd(fd, NvmeIo::Write, nsid, lba_shift, max_io, const_cast<void*>(buf), len, off);
   const ssize_t n = pwrite(fd, buf, len, off_t(off));

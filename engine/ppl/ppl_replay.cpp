@@ -25,6 +25,17 @@ bool io_fail(std::string* err, const Drive& d, const char* what, int rc) {
   if (err) *err = d.path() + ": write-hole log replay: " + what + " failed (" + strerror(-rc) + ")";
   return false;
 }
+
+// What a drive returns for a block it cannot read (NVMe Unrecovered Read
+// Error, a protection-information mismatch): the block is lost, not the path.
+bool medium_error(int rc) { return rc == -ENODATA || rc == -EILSEQ; }
+
+// A read of the log itself that failed; a medium error there is told
+// apart (st->log_unreadable): the caller may do without the log.
+bool log_fail(std::string* err, PplReplayStats* st, const Drive& d, const char* what, int rc) {
+  if (medium_error(rc)) st->log_unreadable = true;
+  return io_fail(err, d, what, rc);
+}
 }  // namespace
 
 namespace {
@@ -95,14 +106,14 @@ bool collect_v2(const Geometry& g, const Drives& dv, const PplLayout& l, const s
                 PplReplayStats* st, std::vector<Found>* found, std::string* err) {
   for (uint32_t slot = 0; slot < l.slots; slot++) {
     int rc = d.sync_read(hdr, kPplHeaderBytes, l.slot_offset(slot));
-    if (rc < 0) return io_fail(err, d, "log read", rc);
+    if (rc < 0) return log_fail(err, st, d, "log read", rc);
     PplEntry e;
     if (!decode_ppl_header(hdr, g.strip_bytes, &e) || e.group != group) continue;
     if (!plausible(g, dv, m, e) || l.slot_of(e.stripe) != slot) continue;
     const Found f{role_member(g, e.stripe, g.data_strips() + e.row), l.slot_offset(slot) - l.offset + kPplHeaderBytes, e,
                   false, m};
     if (!read_payload(d, ppl_ring(l, kPplFormatSlots), f, pp, &rc)) {
-      if (rc < 0) return io_fail(err, d, "log read", rc);
+      if (rc < 0) return log_fail(err, st, d, "log read", rc);
       continue;  // torn log write: its stripe was not touched
     }
     st->entries++;
@@ -127,14 +138,14 @@ bool collect_v3(const Geometry& g, const Drives& dv, const PplLayout& layout, ui
   const PplRing l = ppl_ring(layout, format);
   if (format >= kPplFormatTailed) {
     const int rc = d.sync_read(chunk.get(), kPplTailAreaBytes, layout.offset);
-    if (rc < 0) return io_fail(err, d, "log tail read", rc);
+    if (rc < 0) return log_fail(err, st, d, "log tail read", rc);
     seq_floor = std::max(seq_floor, ppl_tail_seq(chunk.get(), group));
   }
   const uint64_t area = l.bytes;
   for (uint64_t base = 0; base < area; base += kChunk) {
     const size_t n = size_t(std::min<uint64_t>(kChunk, area - base));
     int rc = d.sync_read(chunk.get(), n, l.offset + base);
-    if (rc < 0) return io_fail(err, d, "log read", rc);
+    if (rc < 0) return log_fail(err, st, d, "log read", rc);
     for (size_t o = 0; o + 4096 <= n; o += 4096) {
       const uint8_t* at = chunk.get() + o;
       if (!is_ppl_batch_header(at)) continue;
@@ -144,7 +155,7 @@ bool collect_v3(const Geometry& g, const Drives& dv, const PplLayout& layout, ui
       if (!decode_ppl_batch_header(at, n - o, g.strip_bytes, &h, &entries, &need)) {
         if (!need || need > area) continue;
         big = aligned(need);  // a header longer than the rest of the chunk, or over the area's end
-        if ((rc = read_ring(d, l, base + o, need, big.get())) < 0) return io_fail(err, d, "log read", rc);
+        if ((rc = read_ring(d, l, base + o, need, big.get())) < 0) return log_fail(err, st, d, "log read", rc);
         if (!decode_ppl_batch_header(big.get(), need, g.strip_bytes, &h, &entries, &need)) continue;
       }
       if (h.group != group || h.seq < seq_floor || h.total_bytes > area) continue;
@@ -201,9 +212,32 @@ std::vector<int> lost_writer_per_block(const Geometry& g, const PplEntry& e, con
   return lost;
 }
 
-// row += row e.row over the logged ranges as usable members hold them.
+// Range r of data role di (at data) read again block by block after a
+// medium error: each block that cannot be read is zeroed (it adds nothing
+// to the row) and its data role named in unreadable (per 4 KiB block from
+// c0, as lost_writer_per_block). Another error ends it.
+int read_blocks_around(Drive& d, uint8_t* data, StripRange r, uint32_t di, uint64_t base, uint32_t c0,
+                       std::vector<int>* unreadable) {
+  for (uint32_t col = r.a; col < r.b; col += 4096) {
+    const uint32_t len = std::min<uint32_t>(4096, r.b - col);
+    uint8_t* p = data + (col - r.a);
+    const int rc = d.sync_read(p, len, base + col);
+    if (rc == 0) continue;
+    const size_t b = (col - c0) / 4096;
+    if (!medium_error(rc) || col < c0 || b >= unreadable->size()) return rc;
+    memset(p, 0, len);
+    int& x = (*unreadable)[b];
+    if (x != int(di)) x = x == kNoLostWriter ? int(di) : kLostWriters;
+  }
+  return 0;
+}
+
+// row += row e.row over the logged ranges as usable members hold them. A
+// block a member cannot read (often where the power cut caught the drive
+// writing) is left out and named in unreadable (from c0): it is taken as a
+// lost member's block, and the resync after the replay writes it back.
 bool add_present_ranges(const Geometry& g, const Codec& c, const PplEntry& e, uint64_t data_offset, const Drives& dv,
-                        uint8_t* data, uint8_t* row, std::string* err) {
+                        uint8_t* data, uint8_t* row, uint32_t c0, std::vector<int>* unreadable, std::string* err) {
   const uint32_t k = g.data_strips();
   uint8_t* tables = const_cast<uint8_t*>(c.parity_tables()) + size_t(32) * k * e.row;
   const uint64_t base = data_offset + g.member_offset(e.stripe);
@@ -211,7 +245,8 @@ bool add_present_ranges(const Geometry& g, const Codec& c, const PplEntry& e, ui
     const StripRange r = e.ranges[di];
     Drive* d = dv.at(role_member(g, e.stripe, di), e.stripe);
     if (r.empty() || !d) continue;
-    const int rc = d->sync_read(data, r.b - r.a, base + r.a);
+    int rc = d->sync_read(data, r.b - r.a, base + r.a);
+    if (medium_error(rc)) rc = read_blocks_around(*d, data, r, di, base, c0, unreadable);
     if (rc < 0) return io_fail(err, *d, "data read", rc);
     gf_vect_mad(int(r.b - r.a), int(k), int(di), tables, data, row + (r.a - e.c0));
   }
@@ -222,14 +257,18 @@ bool add_present_ranges(const Geometry& g, const Codec& c, const PplEntry& e, ui
 // written: x's bytes are what the first entry's row on disk makes them,
 //   D_x = (P_r0(disk) + row_r0) / g_r0,x,
 // and every other row gets g_r,x * D_x added, so all rows agree with the
-// data on disk and that D_x. The first row then equals the disk's.
+// data on disk and that D_x. The first row then equals the disk's. A first
+// row whose parity block cannot be read (*unreadable): nothing to agree on,
+// the rows on disk are kept.
 bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size_t n,
                          const std::vector<AlignedBuf>& rows, uint32_t x, uint64_t data_offset, uint32_t off,
-                         uint32_t len, const Drives& dv, uint8_t* scratch /* 8 KiB */, std::string* err) {
+                         uint32_t len, const Drives& dv, uint8_t* scratch /* 8 KiB */, bool* unreadable,
+                         std::string* err) {
   const uint32_t k = g.data_strips();
   const PplEntry& e0 = f[0].e;
   Drive* d0 = dv.at(f[0].member, e0.stripe);
   const int rc = d0->sync_read(scratch, 4096, data_offset + g.member_offset(e0.stripe) + e0.c0 + off);
+  if (medium_error(rc)) return *unreadable = true, true;
   if (rc < 0) return io_fail(err, *d0, "parity read", rc);
   uint8_t* acc = scratch;  // P_r0(disk) + row_r0 = g_r0,x * D_x
   const uint8_t* both[2] = {acc, rows[0].get() + off};
@@ -255,7 +294,7 @@ bool agree_on_lost_block(const Geometry& g, const Codec& c, const Found* f, size
 // member's pieces are reclaimed in write order, after a flush). Moves the
 // chosen entries to the front of f; returns how many (0: none).
 size_t newest_whole_write(const Geometry& g, const PplRing& l, const Drives& dv, Found* f, size_t n, uint8_t* pp,
-                          std::string* err, bool* io_error) {
+                          PplReplayStats* st, std::string* err, bool* io_error) {
   const uint32_t k = g.data_strips();
   for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
     for (i1 = i0 + 1; i1 < n && f[i1].e.seq == f[i0].e.seq;) i1++;
@@ -264,7 +303,7 @@ size_t newest_whole_write(const Geometry& g, const PplRing& l, const Drives& dv,
       int rc = 0;
       Drive& log = *dv.members[f[i].log];
       if (read_payload(log, l, f[i], pp, &rc)) have |= 1ull << f[i].member;
-      else if (rc < 0) return *io_error = true, io_fail(err, log, "log read", rc), 0;
+      else if (rc < 0) return *io_error = true, log_fail(err, st, log, "log read", rc), 0;
     }
     bool whole = true;
     for (uint32_t r = 0; r < g.parity; r++) {
@@ -310,7 +349,7 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
     size_t n = i1 - i0;
     if (log.format >= 3) {
       bool io_error = false;
-      n = newest_whole_write(g, ring, dv, &found[i0], n, pp.get(), err, &io_error);
+      n = newest_whole_write(g, ring, dv, &found[i0], n, pp.get(), st, err, &io_error);
       if (io_error) return false;
     } else if (!one_write(g, dv, &found[i0], n)) {
       n = 0;
@@ -320,6 +359,9 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
       continue;
     }
     while (rows.size() < n) rows.push_back(aligned(g.strip_bytes));
+    const PplEntry& e0 = found[i0].e;
+    const uint32_t L = e0.c1 - e0.c0;
+    std::vector<int> unreadable((L + 4095) / 4096, kNoLostWriter);
     // Each row: its partial parity plus the row over the logged ranges as
     // they are on disk, on the members that are usable.
     for (size_t i = 0; i < n; i++) {
@@ -327,8 +369,9 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
       Drive* d = members[found[i0 + i].log];
       int rc = 0;
       if (!read_payload(*d, ring, found[i0 + i], rows[i].get(), &rc))
-        return io_fail(err, *d, "log read", rc < 0 ? rc : -EIO);  // it was whole a moment ago
-      if (!add_present_ranges(g, c, e, data_offset, dv, data.get(), rows[i].get(), err)) return false;
+        return log_fail(err, st, *d, "log read", rc < 0 ? rc : -EIO);  // it was whole a moment ago
+      if (!add_present_ranges(g, c, e, data_offset, dv, data.get(), rows[i].get(), e0.c0, &unreadable, err))
+        return false;
     }
     // Columns a missing member was written at: were that write complete,
     // the parity there is consistent and rebuilds the member's new data;
@@ -337,19 +380,25 @@ bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, cons
     // taken from the first row as it is on disk (old, new or, were the
     // other rows' writes torn, other bytes: it was being written), and the
     // other rows are made to agree with them. Two or more: the rows on
-    // disk are kept (docs/ON-DISK.md: not covered).
-    const PplEntry& e0 = found[i0].e;
-    const uint32_t L = e0.c1 - e0.c0;
-    const std::vector<int> lost = lost_writer_per_block(g, e0, dv);
+    // disk are kept (docs/ON-DISK.md: not covered). A block its member could
+    // not read counts as that member's, lost.
+    std::vector<int> lost = lost_writer_per_block(g, e0, dv);
+    for (size_t b = 0; b < lost.size(); b++) {
+      if (unreadable[b] == kNoLostWriter) continue;
+      st->unreadable_blocks++;
+      lost[b] = lost[b] == kNoLostWriter ? unreadable[b] : kLostWriters;
+    }
     std::vector<uint8_t> put(lost.size());  // per block: 0 keep the disk's rows, 1 write every row, 2 all but the first
     for (size_t b = 0; b < lost.size(); b++) put[b] = lost[b] == kNoLostWriter ? 1 : 0;
     const bool same_write = n > 1 && (e0.flags & kPplWriteSeq);
     for (size_t b = 0; same_write && b < lost.size(); b++) {
       if (lost[b] < 0) continue;
       const uint32_t off = uint32_t(b) * 4096, len = std::min<uint32_t>(4096, L - off);
-      if (!agree_on_lost_block(g, c, &found[i0], n, rows, uint32_t(lost[b]), data_offset, off, len, dv, block.get(), err))
+      bool parity_unreadable = false;
+      if (!agree_on_lost_block(g, c, &found[i0], n, rows, uint32_t(lost[b]), data_offset, off, len, dv, block.get(),
+                               &parity_unreadable, err))
         return false;
-      put[b] = 2;
+      put[b] = parity_unreadable ? 0 : 2;
     }
     for (size_t i = 0; i < n; i++) {
       const PplEntry& e = found[i0 + i].e;

@@ -20,6 +20,12 @@ struct PplReplayStats {
   uint64_t entries = 0;       // valid entries of this group read
   uint64_t rows_written = 0;  // parity rows rewritten
   uint64_t stripes_skipped = 0;  // entries of a write whose log writes the stop tore (left as they are)
+  // Blocks of torn stripes their member could not read (a medium error):
+  // rebuilt from the parity as a lost member's are, left for the resync to write back.
+  uint64_t unreadable_blocks = 0;
+  // The replay failed because a block of a log could not be read (a medium
+  // error): which stripes the stop tore is not known.
+  bool log_unreadable = false;
 };
 
 // Where the log is and how it was written: format 2 (a slot per stripe) or
@@ -46,9 +52,12 @@ constexpr int kPplNotInRoom = -1, kPplUnavailable = -2;
 // logged row on disk gives it (they were being written; ppl_replay.cpp). Only stripes for which torn(stripe)
 // is true are replayed: of a stripe's writes, the newest one whose entry
 // every usable parity member holds whole (format 2: the only one, when the
-// slots' entries are of one write). The members written are flushed. False
+// slots' entries are of one write). The members written are flushed. A
+// block of a torn stripe's written range that a member cannot read (a
+// medium error) is taken as that member's, lost (unreadable_blocks). False
 // (err set) on a read, write or flush error: the caller must not start the
-// group as consistent.
+// group as consistent (st->log_unreadable: a log's medium error; what the
+// replay wrote so far is consistent, the rest is as the stop left it).
 bool ppl_replay(const Geometry& g, const Codec& c, const PplLogOnDisk& log, const std::array<uint8_t, 16>& group,
                 uint64_t data_offset, const std::vector<Drive*>& members,
                 const std::function<bool(uint64_t stripe)>& torn, PplReplayStats* st, std::string* err,

@@ -116,6 +116,48 @@ void check_torn_image(const uint8_t* got, Image& img, const Geometry& geo,
   }
 }
 
+// A group of n members with its image written, then stripe 5 torn as
+// run_case tears it (data role 0 from column 8 KiB and role 1 up to it,
+// role 1's member dropping its writes) and a crash: what the tests of
+// medium errors at the restart start from.
+struct TornStripe {
+  static constexpr uint64_t kStripe = 5;
+  Geometry geo;
+  uint64_t data_offset = 0;
+  PplLayout layout;
+  std::unique_ptr<Image> img;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // the torn write
+  std::vector<std::vector<uint8_t>> before;           // what it wrote over
+};
+void make_torn_stripe(GroupRig& rig, Level lv, uint32_t n, TornStripe* t) {
+  std::string err;
+  auto g = rig.create(config(lv), 0, n, &err);
+  ASSERT_TRUE(g) << err;
+  t->geo = g->volume().geometry();
+  t->data_offset = g->volume().data_offset();
+  t->layout = g->volume().ppl->layout();
+  t->img = std::make_unique<Image>(16 * t->geo.stripe_data_bytes());
+  t->img->write_all(rig, g->volume());
+  const uint64_t off = TornStripe::kStripe * t->geo.stripe_data_bytes() + 8192, len = t->geo.strip_bytes;
+  t->ranges = {{off, len}};
+  t->before = {{t->img->buf.data() + off, t->img->buf.data() + off + len}};
+  Drive* torn = g->volume().member(role_member(t->geo, TornStripe::kStripe, 1));
+  ASSERT_NO_FATAL_FAILURE(torn_write(rig, g, *t->img, t->ranges, {torn}));
+}
+
+// Every block of the volume reads as check_torn_image wants, then a scrub
+// finds nothing, and the group stops.
+void check_and_scrub(GroupRig& rig, std::unique_ptr<Group>& g, const TornStripe& t) {
+  std::string err;
+  AlignedBuf got(t.img->buf.size());
+  ASSERT_EQ(0, rig.io(g->volume(), IoRequest::Read, 0, t.img->buf.size(), got.data()));
+  ASSERT_NO_FATAL_FAILURE(check_torn_image(got.data(), *t.img, t.geo, t.ranges, t.before));
+  ASSERT_TRUE(g->start_scrub(false, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ScrubFinished); }));
+  EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
+  ASSERT_TRUE(g->stop(&err)) << err;
+}
+
 void run_case(const Case& c) {
   SCOPED_TRACE(c.name);
   GroupRig rig(c.drives);
@@ -206,6 +248,87 @@ TEST(WriteHoleGuard, Raid5ParityTornEveryMemberPresent) {
 TEST(WriteHoleGuard, Raid6BothParityTornEveryMemberPresent) {
   run_case({"raid6 all present", Level::R6, 0, 6, {0}, false, {4, 5}});
 }
+// A block of a torn stripe that its member cannot read after the crash (a
+// drive may lose the sector it was writing when the power went): the
+// replay takes it as a lost member's block, rebuilt from the parity (it was
+// being written: old or new), instead of failing the start, which left the
+// group unable to start at all. The resync that follows reads it around
+// and writes it back; the member stays.
+TEST(WriteHoleGuard, AnUnreadableBlockOfATornStripeDoesNotStopTheStart) {
+  for (const auto& [lv, n] : {std::pair{Level::R5, 4u}, std::pair{Level::R6, 6u}}) {
+    SCOPED_TRACE(level_name(lv));
+    GroupRig rig(n);
+    TornStripe t;
+    ASSERT_NO_FATAL_FAILURE(make_torn_stripe(rig, lv, n, &t));
+    // Role 0's block at column 8 KiB (its new bytes landed) cannot be read now.
+    const uint32_t m = role_member(t.geo, TornStripe::kStripe, 0);
+    std::vector<std::unique_ptr<Drive>> drives = rig.open_range(0, n);
+    drives[m]->faults().set_unreadable(t.data_offset + t.geo.member_offset(TornStripe::kStripe) + 8192, 4096);
+    std::string err, note;
+    auto g = rig.assemble(std::move(drives), &note, &err);
+    ASSERT_TRUE(g) << "one unreadable block must not stop the start: " << err;
+    EXPECT_NE(note.find("1 unreadable block of them"), std::string::npos) << note;
+    Volume& v = g->volume();
+    ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ResyncFinished) || v.failed_mask(); }));
+    EXPECT_EQ(v.failed_mask(), 0u);
+    EXPECT_EQ(v.corrected_reads(m), 1u);
+    EXPECT_FALSE(v.member(m)->faults().unreadable()) << "the block was not written back";
+    ASSERT_NO_FATAL_FAILURE(check_and_scrub(rig, g, t));
+  }
+}
+
+// A log a member cannot read after the crash (a medium error in its ring):
+// which stripes the stop tore is not known, so the start goes on as for a
+// group without the guard instead of failing (which left the group unable
+// to start): a member missing, it is refused without force and says why;
+// every member present, the dirty regions are resynced, their parity
+// untrusted until then (superblock flag bit 5, cleared once that resync
+// has ended).
+TEST(WriteHoleGuard, AnUnreadableLogFallsBackToTheResync) {
+  GroupRig rig(4);
+  TornStripe t;
+  ASSERT_NO_FATAL_FAILURE(make_torn_stripe(rig, Level::R5, 4, &t));
+  const Geometry& geo = t.geo;
+  const uint64_t stripe = TornStripe::kStripe;
+  const PplRing ring = ppl_ring(t.layout, kPplFormatTailed);
+  const uint32_t pm = role_member(geo, stripe, geo.data_strips());
+  std::string err, note;
+  auto flags = [&] {
+    Superblock sb;
+    EXPECT_EQ(decode_superblock(rig.raw_read(pm, 0, 4096).data(), &sb), DecodeResult::Ok);
+    return sb.flags;
+  };
+  {
+    std::vector<std::unique_ptr<Drive>> drives = open_present(rig, 4, 1ull << role_member(geo, stripe, 2));
+    for (auto& d : drives)
+      if (d->path() == rig.path(pm)) d->faults().set_unreadable(ring.offset, 4096);
+    EXPECT_FALSE(rig.assemble(std::move(drives), &note, &err)) << "degraded, with no log to trust";
+    EXPECT_NE(err.find("start with force"), std::string::npos) << err;
+    EXPECT_NE(err.find("its write-hole log cannot be read"), std::string::npos) << err;
+  }
+  std::vector<std::unique_ptr<Drive>> drives = rig.open_range(0, 4);
+  drives[pm]->faults().set_unreadable(ring.offset, 4096);
+  auto g = rig.assemble(std::move(drives), &note, &err);
+  ASSERT_TRUE(g) << "an unreadable log must not stop the start: " << err;
+  EXPECT_NE(note.find("its write-hole log cannot be read"), std::string::npos) << note;
+  EXPECT_NE(note.find("1 dirty region will be resynced"), std::string::npos) << note;
+  EXPECT_TRUE(flags() & kFlagDirtyUntrusted);
+  EXPECT_FALSE(g->volume().parity_trusted(stripe)) << "no log made the torn stripe consistent";
+  // Another crash before that resync ran: this start's replay (of a log
+  // it can read, whose entries of the first run are below its floor) does
+  // not make the first stop's torn stripe consistent, and says nothing of it.
+  g.reset();
+  g = rig.assemble(rig.open_range(0, 4), &note, &err);
+  ASSERT_TRUE(g) << err;
+  EXPECT_NE(note.find("made consistent from the write-hole log"), std::string::npos) << note;
+  EXPECT_TRUE(flags() & kFlagDirtyUntrusted);
+  EXPECT_FALSE(g->volume().parity_trusted(stripe)) << "trusted after a replay that did not cover it";
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::ResyncFinished); }));
+  EXPECT_EQ(g->volume().failed_mask(), 0u);
+  EXPECT_TRUE(rig.wait([&] { return !(flags() & kFlagDirtyUntrusted); }, 10)) << "kept after the resync ended";
+  ASSERT_NO_FATAL_FAILURE(check_and_scrub(rig, g, t));
+}
+
 TEST(WriteHoleGuard, Raid5ParityWriteTorn) { run_case({"raid5 parity torn", Level::R5, 0, 4, {1}, true, {3}}); }
 TEST(WriteHoleGuard, Raid6BothParityWritesTorn) {
   run_case({"raid6 P and Q torn", Level::R6, 0, 6, {2}, true, {4, 5}});
