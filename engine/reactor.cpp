@@ -279,7 +279,7 @@ void Reactor::complete(MemberIo* io, int res) {
   // other, before the error counts: as md retries a failed read with
   // REQ_NOMERGE (raid5's R5_ReadNoMerge), which io_uring cannot ask for.
   // (Raw results of block and file reads: passthrough commands are never merged.)
-  if (io->kind == MemberIo::Read && (res == -ENODATA || res == -EILSEQ) && !io->read_alone) {
+  if (io->kind == MemberIo::Read && medium_error(res) && !io->read_alone) {
     io->read_alone = true;
     io->no_merge = true;
     read_alone_.push_back(io);

@@ -141,7 +141,6 @@ class Volume {
   // redundancy and the blocks rewritten (correct_read), the member kept,
   // while the group survives them and the member has had fewer than
   // kMaxCorrectedReads corrected since its drive took its place.
-  static bool medium_error(int err) { return err == -ENODATA || err == -EILSEQ; }
   bool may_correct(uint32_t member, uint64_t unreadable) const;
   // Whether the group would fail without member (RAID 0, the last copy, a
   // degraded RAID 5's survivor): a medium error there fails the read (or

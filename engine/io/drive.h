@@ -4,6 +4,7 @@
 // (`nvme-char`, /dev/ngXnY: NVMe commands through io_uring passthrough, see
 // nvme_char.h). Opened O_DIRECT; shared by every reactor.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -107,6 +108,11 @@ class Drive {
   std::unique_ptr<DriveThrottle> throttle_;
   void start_lane();
 };
+
+// Whether a read's result says the drive lost the block, not the path: a
+// medium error (NVMe Unrecovered Read Error, which the block layer returns
+// as -ENODATA) or a protection-information mismatch (-EILSEQ).
+inline bool medium_error(int err) { return err == -ENODATA || err == -EILSEQ; }
 
 // Why two of these drives are one storage (the same file or device by two
 // paths, a partition of another's disk, a loop device over another's

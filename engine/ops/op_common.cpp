@@ -139,7 +139,7 @@ static bool sets_unreadable_aside(const Op* op) {
 
 static void member_io_done(MemberIo* io) {
   Op* op = static_cast<Op*>(io->ctx);
-  if (io->res < 0 && io->kind == MemberIo::Read && io->drive_index == io->tag && Volume::medium_error(io->res) &&
+  if (io->res < 0 && io->kind == MemberIo::Read && io->drive_index == io->tag && medium_error(io->res) &&
       sets_unreadable_aside(op)) {
     op->read.unreadable |= 1ull << io->tag;  // the read's end: read around it, or fail the member
   } else if (io->res < 0) {

@@ -26,10 +26,6 @@ bool io_fail(std::string* err, const Drive& d, const char* what, int rc) {
   return false;
 }
 
-// What a drive returns for a block it cannot read (NVMe Unrecovered Read
-// Error, a protection-information mismatch): the block is lost, not the path.
-bool medium_error(int rc) { return rc == -ENODATA || rc == -EILSEQ; }
-
 // A read of the log itself that failed; a medium error there is told
 // apart (st->log_unreadable): the caller may do without the log.
 bool log_fail(std::string* err, PplReplayStats* st, const Drive& d, const char* what, int rc) {

@@ -63,6 +63,7 @@ struct AlignedBuf {
   AlignedBuf& operator=(const AlignedBuf&) = delete;
   AlignedBuf(AlignedBuf&& o) noexcept : p(o.p), n(o.n) { o.p = nullptr; }
   uint8_t* data() { return p; }
+  const uint8_t* data() const { return p; }
   size_t size() const { return n; }
   uint8_t* p;
   size_t n;

@@ -1022,6 +1022,27 @@ TEST(GroupReadErrors, AnUnreadableBlockWhereParityIsNotTrustedFailsTheRead) {
   ASSERT_TRUE(g->stop(&err)) << err;
 }
 
+// After a resync met the unreadable block at moff on member m (column 8 KiB
+// of the second strip of b, written at off): the member kept, the block
+// rebuilt from the parity and written back, the data and a scrub right;
+// then the group stops.
+static void expect_rebuilt_from_parity(GroupRig& rig, Group& g, uint32_t m, uint64_t moff, const AlignedBuf& b,
+                                       uint64_t off) {
+  Volume& v = g.volume();
+  std::string err;
+  EXPECT_EQ(v.failed_mask(), 0u);
+  EXPECT_EQ(v.corrected_reads(m), 1u);
+  EXPECT_FALSE(v.member(m)->faults().unreadable()) << "the block was not written back";
+  EXPECT_EQ(0, memcmp(rig.raw_read(m, moff, 4096).data(), b.data() + v.geometry().strip_bytes + 8192, 4096));
+  AlignedBuf got(b.size());
+  ASSERT_EQ(0, rig.io(v, IoRequest::Read, off, got.size(), got.data()));
+  EXPECT_EQ(0, memcmp(got.data(), b.data(), b.size()));
+  ASSERT_TRUE(g.start_scrub(false, &err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
+  EXPECT_EQ(g.last_scrub().mismatched_stripes, 0u);
+  ASSERT_TRUE(g.stop(&err)) << err;
+}
+
 // An init that meets an unreadable data block above its checkpoint rebuilds
 // it from the parity and writes it back, the member kept: a stripe a user
 // wrote there is consistent (writes above the checkpoint compute the
@@ -1046,17 +1067,7 @@ TEST(GroupReadErrors, AnInitRebuildsAnUnreadableBlockFromTheParity) {
     v.member(m)->faults().set_unreadable(moff, 4096);
     g->set_rebuild_rate(0);
     ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::InitFinished); }));
-    EXPECT_EQ(v.failed_mask(), 0u);
-    EXPECT_EQ(v.corrected_reads(m), 1u);
-    EXPECT_FALSE(v.member(m)->faults().unreadable()) << "the block was not written back";
-    EXPECT_EQ(0, memcmp(rig.raw_read(m, moff, 4096).data(), b.data() + geo.strip_bytes + 8192, 4096));
-    AlignedBuf got(b.size());
-    ASSERT_EQ(0, rig.io(v, IoRequest::Read, off, got.size(), got.data()));
-    EXPECT_EQ(0, memcmp(got.data(), b.data(), b.size()));
-    ASSERT_TRUE(g->start_scrub(false, &err)) << err;
-    ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
-    EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
-    ASSERT_TRUE(g->stop(&err)) << err;
+    ASSERT_NO_FATAL_FAILURE(expect_rebuilt_from_parity(rig, *g, m, moff, b, off));
   }
 }
 
@@ -1096,17 +1107,7 @@ TEST(GroupReadErrors, AResyncAfterTheLogsReplayRebuildsAnUnreadableBlock) {
         EXPECT_EQ(v.failed_mask(), 1ull << m);
         continue;
       }
-      EXPECT_EQ(v.failed_mask(), 0u);
-      EXPECT_EQ(v.corrected_reads(m), 1u);
-      EXPECT_FALSE(v.member(m)->faults().unreadable()) << "the block was not written back";
-      EXPECT_EQ(0, memcmp(rig.raw_read(m, moff, 4096).data(), b.data() + geo.strip_bytes + 8192, 4096));
-      AlignedBuf got(b.size());
-      ASSERT_EQ(0, rig.io(v, IoRequest::Read, off, got.size(), got.data()));
-      EXPECT_EQ(0, memcmp(got.data(), b.data(), b.size()));
-      ASSERT_TRUE(g->start_scrub(false, &err)) << err;
-      ASSERT_TRUE(rig.wait([&] { return has_event(rig, GroupEvent::ScrubFinished); }));
-      EXPECT_EQ(g->last_scrub().mismatched_stripes, 0u);
-      ASSERT_TRUE(g->stop(&err)) << err;
+      ASSERT_NO_FATAL_FAILURE(expect_rebuilt_from_parity(rig, *g, m, moff, b, off));
     }
   }
 }
