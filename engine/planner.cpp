@@ -59,9 +59,12 @@ static uint64_t pick_survivors(uint32_t k, uint32_t roles, uint64_t failed) {
 }
 
 WritePlan plan_stripe_write(const Geometry& g, uint64_t stripe, const StripRange* ranges,
-                            uint64_t failed_members, bool force_reconstruct) {
+                            uint64_t failed_members, bool force_reconstruct, uint64_t unreadable_members) {
   const uint32_t k = g.data_strips(), m = g.parity;
   const uint64_t failed = failed_roles(g, stripe, failed_members);
+  // Where parity may be stale nothing can be rebuilt from it: not read around.
+  const uint64_t unreadable =
+      force_reconstruct ? 0 : failed_roles(g, stripe, unreadable_members & ~failed_members);
   const uint64_t parity_roles = low_bits(k + m) & ~low_bits(k);
   WritePlan p;
   uint64_t written = 0;
@@ -89,8 +92,18 @@ WritePlan plan_stripe_write(const Geometry& g, uint64_t stripe, const StripRange
     return p;
   }
   const uint64_t rmw_reads = written | (parity_roles & ~failed);
-  const bool rmw_ok = !force_reconstruct && (written & failed) == 0 && m > 0;
-  const bool rcw_ok = (needs_old & failed) == 0;
+  const bool rmw_ok = !force_reconstruct && (written & failed) == 0 && m > 0 && (rmw_reads & unreadable) == 0;
+  const bool rcw_ok = (needs_old & (failed | unreadable)) == 0;
+  // Old data on a member that could not read it: rebuilt from the others
+  // (a degraded write around it) and written back, as a read would.
+  if (const uint64_t rewrite = needs_old & unreadable) {
+    p.mode = WriteMode::DegradedWrite;
+    p.read_roles = pick_survivors(k, k + m, failed | unreadable);
+    p.recover_roles = needs_old & ~p.read_roles;
+    p.rewrite_roles = rewrite;
+    p.write_roles |= rewrite;
+    return p;
+  }
   // The cheapest method, ties to the earlier: reconstruct-write, read-modify-
   // write, then a degraded write, which reads any k survivors and rebuilds
   // the old data it lacks. With members lost that can read less than both
@@ -109,7 +122,7 @@ WritePlan plan_stripe_write(const Geometry& g, uint64_t stripe, const StripRange
   }
   if (force_reconstruct ? best == ~0u : k < best) {
     p.mode = WriteMode::DegradedWrite;
-    p.read_roles = pick_survivors(k, k + m, failed);
+    p.read_roles = pick_survivors(k, k + m, failed | unreadable);
     p.recover_roles = needs_old & ~p.read_roles;
   }
   return p;

@@ -37,14 +37,22 @@ struct WritePlan {
   uint64_t read_roles = 0;     // read over [c0, c1)
   uint64_t recover_roles = 0;  // DegradedWrite: rebuilt from read_roles
   uint64_t write_roles = 0;    // data: its written range; parity: [c0, c1)
+  // DegradedWrite: data roles on members whose old block could not be read
+  // (a medium error), rebuilt and written back over all of [c0, c1).
+  uint64_t rewrite_roles = 0;
   uint32_t reads() const;
   uint32_t writes() const;
 };
 
 // ranges[0..k-1]: what is written in each data strip. force_reconstruct
 // forbids read-modify-write (parity that may be stale: dirty regions).
+// unreadable_members: members whose read of [c0, c1) met a medium error
+// (not failed): never read, and every block of theirs in [c0, c1) is
+// written (parity and data the write covers as ever; data it needs the old
+// content of is rebuilt from the others and written back: rewrite_roles).
+// Ignored with force_reconstruct: stale parity rebuilds nothing.
 WritePlan plan_stripe_write(const Geometry& g, uint64_t stripe, const StripRange* ranges,
-                            uint64_t failed_members, bool force_reconstruct);
+                            uint64_t failed_members, bool force_reconstruct, uint64_t unreadable_members = 0);
 
 struct DegradedReadPlan {
   uint32_t c0 = 0, c1 = 0;     // columns to rebuild

@@ -49,6 +49,9 @@ struct WriteCtx {
   WritePlan plan;
   uint8_t* nd[kMaxMembers];   // per data role: new content over [plan.c0, plan.c1)
   bool nd_pool[kMaxMembers];  // nd[i] is an engine buffer (not a writer's)
+  // Members whose read for this write met an unreadable block: planned
+  // around and written back (plan_stripe_write's unreadable_members).
+  uint64_t unreadable = 0;
   // Write-hole guard (ppl/ppl_stage.cpp, ppl/ppl_log.h): the entry of each
   // parity row written (payload in ppl_mem), the batch that logs them, the
   // members the write went to, what runs after the log.

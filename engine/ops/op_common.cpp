@@ -20,6 +20,7 @@ Op* new_op(Volume* v, Reactor& r, IoRequest* req, OpKind kind, OpClass c) {
   op->intent_held = false;
   op->read = ReadCtx{};
   op->dread.unreadable = 0;
+  op->w.unreadable = 0;
   op->rider_head = op->rider_tail = op->rider_next = nullptr;
   op->rider_result = 0;
   op->held_next = nullptr;

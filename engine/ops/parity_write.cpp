@@ -71,7 +71,21 @@ static void fail_op(Op* op, int err) {
   finish_op(op, err);
 }
 
+// Members whose old block could not be read (op->w.unreadable): the write
+// covered their blocks in [c0, c1) (plan_stripe_write), so each whose write
+// took has its block back and counts as corrected, as a read's would.
+static void count_rewritten(Op* op) {
+  const Geometry& g = op->vol->geometry();
+  for (uint32_t role = 0; role < g.data_strips() + g.parity; role++) {
+    const uint32_t m = role_member(g, op->stripe, role);
+    if (!(op->w.unreadable >> m & 1) || !(op->w.plan.write_roles >> role & 1) || (op->errored >> m & 1)) continue;
+    bump(counters_of(op).corrected_reads);
+    op->vol->read_corrected(m);
+  }
+}
+
 static void write_done(Op* op) {
+  if (op->w.unreadable) count_rewritten(op);
   const bool ok = absorb_errors(op);
   fail_op(op, ok ? 0 : -EIO);
 }
@@ -98,11 +112,12 @@ static void write_stripe(Op* op) {
     if (!(p.write_roles >> role & 1)) continue;
     const uint32_t m = role_member(g, op->stripe, role);
     op->w.ppl_written |= 1ull << m;
-    if (role < k)
-      issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, op->ranges[role].a),
-                      op->w.nd[role] + (op->ranges[role].a - p.c0),
-                      op->ranges[role].b - op->ranges[role].a, op->fua);
-    else
+    if (role < k) {
+      // A block rebuilt around a medium error goes back over all of [c0, c1).
+      const StripRange r = (p.rewrite_roles >> role & 1) ? StripRange{p.c0, p.c1} : op->ranges[role];
+      issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, r.a), op->w.nd[role] + (r.a - p.c0),
+                      r.b - r.a, op->fua);
+    } else
       issue_member_io(op, m, MemberIo::Write, member_off(v, op->stripe, p.c0), op->rd[role],
                       p.c1 - p.c0, op->fua);
   }
@@ -146,16 +161,35 @@ static void recovered(ParityJob* job) {
   submit_job(op, ParityOp::Encode);
 }
 
+// A block the plan's reads could not read (a medium error): where the
+// stripe's parity stands for its data and the group survives without the
+// member, the write is planned again around it (never reading it) and
+// writes it back, as md corrects a read error met by a write; else its
+// member fails as on any error, unless the group needs it: then this write
+// fails before it wrote anything and the member stays. True: plan again.
+static bool write_around_unreadable(Op* op) {
+  const uint64_t u = op->read.unreadable;
+  if (!op->vol->parity_trusted(op->stripe)) {
+    correctable_unreadable(op, false);
+    return false;
+  }
+  for (uint64_t x = u; x; x &= x - 1)
+    if (!op->vol->may_correct(uint32_t(__builtin_ctzll(x)), op->w.unreadable | u)) {
+      correctable_unreadable(op, false);  // all of them as before: nothing is read around
+      return false;
+    }
+  op->read.unreadable = 0;
+  op->w.unreadable |= u;
+  return true;
+}
+
 static void reads_done(Op* op) {
-  // Old data that cannot be read (a medium error): its member fails as on
-  // any error, unless the group needs it; then this write fails before it
-  // wrote anything and the member stays.
-  if (op->read.unreadable) correctable_unreadable(op, false);
+  const bool around = op->read.unreadable && write_around_unreadable(op);
   if (op->read.uncorrectable) {
     absorb_errors(op);
     return fail_op(op, -EIO);
   }
-  if (op->errored) {
+  if (op->errored || around) {
     const bool ok = absorb_errors(op);
     release_buffers(op);
     if (!ok) return fail_op(op, -EIO);
@@ -246,7 +280,10 @@ static void plan_write(Op* op) {
   const uint64_t failed = v->failed_mask_for(op->stripe);
   if (!g.survives(failed)) return fail_op(op, -EIO);
   const bool suspect = !v->parity_trusted(op->stripe);
-  op->w.plan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect);
+  // Members read around for a medium error, while the group survives them
+  // (another may have failed since: then read again as they are).
+  if (!g.survives(failed | op->w.unreadable)) op->w.unreadable = 0;
+  op->w.plan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect, op->w.unreadable);
   const WritePlan& p = op->w.plan;
   if (!take_buffers(op)) return wait_buffers(op, plan_write);
   VolumeStats& st = counters_of(op);

@@ -115,6 +115,43 @@ TEST(Planner, PartialWriteOfLostStripIsDegraded) {
   EXPECT_FALSE(p.read_roles & (1ull << 1));
 }
 
+// Members whose read met a medium error (not failed): never read again, and
+// each of their blocks in [c0, c1) written: parity and covered data as ever,
+// data whose old bytes are needed rebuilt from k others and written back.
+TEST(Planner, UnreadableMembersAreWrittenAroundAndBack) {
+  Geometry g = geo(Level::R5, 8);  // 7+1
+  Ranges w;
+  w.set(3, 8192, 12288);
+  const uint64_t p_member = 1ull << g.parity_member(0, 0), d3 = 1ull << g.data_member(0, 3);
+  // Old parity unreadable: the read-modify-write becomes a reconstruct-write (P written whole).
+  WritePlan p = plan_stripe_write(g, 0, w.r, 0, false, p_member);
+  EXPECT_EQ(p.mode, WriteMode::ReconstructWrite);
+  EXPECT_EQ(p.reads(), 6u);
+  EXPECT_TRUE(p.write_roles >> 7 & 1);
+  EXPECT_EQ(p.rewrite_roles, 0u);
+  // The written strip's old data: the same (it is written over all of [c0, c1)).
+  p = plan_stripe_write(g, 0, w.r, 0, false, d3);
+  EXPECT_EQ(p.mode, WriteMode::ReconstructWrite);
+  EXPECT_FALSE(p.read_roles >> 3 & 1);
+  // An untouched strip a reconstruct-write reads: rebuilt and written back.
+  Geometry g4 = geo(Level::R5, 4);  // 3+1: one strip written ties to reconstruct-write
+  Ranges w4;
+  w4.set(0, 0, 4096);
+  const uint64_t d1 = 1ull << g4.data_member(0, 1);
+  p = plan_stripe_write(g4, 0, w4.r, 0, false, d1);
+  EXPECT_EQ(p.mode, WriteMode::DegradedWrite);
+  EXPECT_EQ(p.rewrite_roles, 1ull << 1);
+  EXPECT_EQ(p.recover_roles, 1ull << 1);
+  EXPECT_EQ(p.read_roles, (1ull << 0) | (1ull << 2) | (1ull << 3));  // k survivors: d0, d2, P
+  EXPECT_TRUE(p.write_roles >> 1 & 1);
+  EXPECT_EQ(p.writes(), 3u);  // d0, d1 written back, P
+  // Stale parity rebuilds nothing: ignored there (the caller reads again).
+  p = plan_stripe_write(g4, 0, w4.r, 0, true, d1);
+  EXPECT_EQ(p.mode, WriteMode::ReconstructWrite);
+  EXPECT_EQ(p.rewrite_roles, 0u);
+  EXPECT_TRUE(p.read_roles >> 1 & 1);
+}
+
 TEST(Planner, DegradedReadUsesKSurvivors) {
   Geometry g = geo(Level::R5, 8);
   Ranges r;
