@@ -282,7 +282,7 @@ static void plan_write(Op* op) {
   const bool suspect = !v->parity_trusted(op->stripe);
   // Members read around for a medium error, while the group survives them
   // (another may have failed since: then read again as they are).
-  if (!g.survives(failed | op->w.unreadable)) op->w.unreadable = 0;
+  if (op->w.unreadable && !g.survives(failed | op->w.unreadable)) op->w.unreadable = 0;
   op->w.plan = plan_stripe_write(g, op->stripe, op->ranges, failed, suspect, op->w.unreadable);
   const WritePlan& p = op->w.plan;
   if (!take_buffers(op)) return wait_buffers(op, plan_write);
