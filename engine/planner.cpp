@@ -94,16 +94,9 @@ WritePlan plan_stripe_write(const Geometry& g, uint64_t stripe, const StripRange
   const uint64_t rmw_reads = written | (parity_roles & ~failed);
   const bool rmw_ok = !force_reconstruct && (written & failed) == 0 && m > 0 && (rmw_reads & unreadable) == 0;
   const bool rcw_ok = (needs_old & (failed | unreadable)) == 0;
-  // Old data on a member that could not read it: rebuilt from the others
-  // (a degraded write around it) and written back, as a read would.
-  if (const uint64_t rewrite = needs_old & unreadable) {
-    p.mode = WriteMode::DegradedWrite;
-    p.read_roles = pick_survivors(k, k + m, failed | unreadable);
-    p.recover_roles = needs_old & ~p.read_roles;
-    p.rewrite_roles = rewrite;
-    p.write_roles |= rewrite;
-    return p;
-  }
+  // Old data on a member that could not read it: always a degraded write,
+  // which rebuilds it from the others and writes it back, as a read would.
+  const uint64_t rewrite = needs_old & unreadable;
   // The cheapest method, ties to the earlier: reconstruct-write, read-modify-
   // write, then a degraded write, which reads any k survivors and rebuilds
   // the old data it lacks. With members lost that can read less than both
@@ -120,10 +113,12 @@ WritePlan plan_stripe_write(const Geometry& g, uint64_t stripe, const StripRange
     p.read_roles = rmw_reads;
     best = uint32_t(std::popcount(rmw_reads));
   }
-  if (force_reconstruct ? best == ~0u : k < best) {
+  if (rewrite || (force_reconstruct ? best == ~0u : k < best)) {
     p.mode = WriteMode::DegradedWrite;
     p.read_roles = pick_survivors(k, k + m, failed | unreadable);
     p.recover_roles = needs_old & ~p.read_roles;
+    p.rewrite_roles = rewrite;
+    p.write_roles |= rewrite;
   }
   return p;
 }
