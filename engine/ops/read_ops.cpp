@@ -150,8 +150,9 @@ static void deliver(Op* op) {
   }
 }
 
-// Whether data role `role` of the stripe is on a member read around for
-// an unreadable block and was reconstructed (its member in *m): written back.
+// Whether role `role` of the stripe (data or parity) is on a member read
+// around for an unreadable block and was reconstructed (its member in *m):
+// written back.
 static bool rewrites(const Op* op, uint32_t role, uint32_t* m) {
   *m = role_member(op->vol->geometry(), op->stripe, role);
   return (op->dread.plan.recover_roles >> role & 1) && (op->dread.unreadable >> *m & 1);
@@ -161,7 +162,7 @@ static bool rewrites(const Op* op, uint32_t role, uint32_t* m) {
 // whose write failed fails; each rewritten is counted.
 static void rewrite_done(Op* op) {
   const Geometry& g = op->vol->geometry();
-  for (uint32_t role = 0, m; role < g.data_strips(); role++) {
+  for (uint32_t role = 0, m; role < g.data_strips() + g.parity; role++) {
     if (!rewrites(op, role, &m) || (op->errored >> m & 1)) continue;
     bump(counters_of(op).corrected_reads);
     op->vol->read_corrected(m);
@@ -176,11 +177,11 @@ static void degraded_read_parity_done(ParityJob* job) {
   deliver(op);
   if (!op->dread.unreadable) return degraded_read_finish(op, 0);
   // Still under the stripe lock, so no write of the stripe came between:
-  // what was reconstructed of an unreadable member is its data.
+  // what was reconstructed of an unreadable member is its data (or parity).
   const Geometry& g = op->vol->geometry();
   const uint32_t k = g.data_strips();
   begin_phase(op, rewrite_done);
-  for (uint32_t role = 0, m; role < k; role++) {
+  for (uint32_t role = 0, m; role < k + g.parity; role++) {
     if (!rewrites(op, role, &m)) continue;
     const StripRange h = role_hull(op, role, k);
     issue_member_io(op, m, MemberIo::Write, member_off(op->vol, op->stripe, h.a), op->rd[role], h.b - h.a, false);
@@ -188,10 +189,13 @@ static void degraded_read_parity_done(ParityJob* job) {
   end_issue(op);
 }
 
-// Members whose read met an unreadable block in a degraded read: those
-// holding a data strip of the stripe are read around from now on where the
-// group survives it (and rewritten); one the group needs makes the read
-// fail (uncorrectable), the member kept; the others fail as on any error.
+// Members whose read met an unreadable block in a degraded read (a data
+// or a parity strip of the stripe) are read around from now on where the
+// group survives it (and rewritten: a singly degraded RAID 6 whose P block
+// is unreadable reads with Q instead and writes P back, rather than losing
+// the member over one sector); one the group needs makes the read fail
+// (uncorrectable), the member kept, as does one whose failure would leave
+// the blocks read around unrecoverable; the others fail as on any error.
 // Where the stripe's parity cannot be trusted, nothing is read around: the
 // read fails and the member stays.
 static bool read_around_unreadable(Op* op) {
@@ -206,10 +210,13 @@ static bool read_around_unreadable(Op* op) {
   for (uint32_t role = 0; role < g.data_strips() + g.parity; role++) {
     const uint32_t m = role_member(g, op->stripe, role);
     if (!(u >> m & 1)) continue;
-    if (role < g.data_strips() && op->vol->may_correct(m, op->dread.unreadable | u)) {
+    if (op->vol->may_correct(m, op->dread.unreadable | u)) {
       op->dread.unreadable |= 1ull << m;
       more = true;
-    } else if (op->vol->needs_member(m)) {
+    } else if (op->vol->needs_member(m) || !g.survives(op->vol->unusable_mask() | op->dread.unreadable | 1ull << m)) {
+      // Failing it would not serve the read either (the group needs it, or
+      // the blocks already read around do: a RAID 5 data block and its
+      // parity both unreadable): the read fails, the member stays.
       unreadable_uncorrected(op, 1ull << m, false);
     } else {
       op->errored |= 1ull << m;
@@ -273,6 +280,11 @@ static void degraded_read_locked(Op* op) {
   }
   DegradedReadPlan& p = op->dread.plan;
   if (!plan_degraded_read(g, op->stripe, op->ranges, failed, &p)) p = DegradedReadPlan{};  // nothing lost
+  // A parity block read around is rebuilt over the same columns with the
+  // lost data (its read covered [c0, c1)), and written back.
+  if (p.recover_roles)
+    for (uint32_t r = 0; r < g.parity; r++)
+      if (op->dread.unreadable >> role_member(g, op->stripe, k + r) & 1) p.recover_roles |= 1ull << (k + r);
   // Where each role's hull lands: a reader's own buffer when one reader's
   // bytes are exactly the hull, else an engine buffer.
   for (uint32_t role = 0; role < k + g.parity; role++) {

@@ -311,6 +311,76 @@ TEST_P(ParityFaults, AWriteThatReadsAnUnreadableBlockWritesItBack) {
   EXPECT_EQ(mismatched_rows(), 0u);
 }
 
+// A degraded read whose survivor read meets an unreadable parity block
+// (the first parity row, which the plan reads): where the group survives
+// without both (RAID 6, ec, RAID 60) the read takes another parity row, and
+// the parity block is rebuilt and written back, the member kept (before,
+// it failed: a singly degraded RAID 6 became doubly degraded over one
+// sector); where the group needs it (RAID 5, draid5) the read fails and
+// the member stays, as for a data block.
+TEST_P(ParityFaults, ADegradedReadThatMeetsAnUnreadableParityBlockWritesItBack) {
+  const Geometry& g = a->vol().geometry();
+  const uint64_t s = 6, col = 4096, off = s * g.stripe_data_bytes() + col;  // data strip 0
+  const uint32_t gone = g.data_member(s, 0), pm = role_member(g, s, g.data_strips());
+  ASSERT_TRUE(a->vol().fail_member(gone, -EIO));
+  const uint64_t pmoff = a->vol().data_offset() + g.member_offset(s) + col;
+  const std::vector<uint8_t> parity = a->member_bytes(pm, pmoff, 4096);
+  a->drive(pm).faults().set_unreadable(pmoff, 4096);
+  AlignedBuf got(4096);
+  const int rc = a->read(off, 4096, got.data());
+  EXPECT_EQ(a->vol().failed_mask(), 1ull << gone);
+  EXPECT_EQ(a->failed_events, std::vector<uint32_t>{gone});
+  if (tolerated() >= 2) {
+    ASSERT_EQ(0, rc);
+    EXPECT_EQ(0, memcmp(got.data(), image->data() + off, 4096));
+    EXPECT_EQ(a->vol().corrected_reads(pm), 1u);
+    EXPECT_FALSE(a->drive(pm).faults().unreadable()) << "the parity block was not written back";
+    EXPECT_EQ(a->member_bytes(pm, pmoff, 4096), parity);
+    expect_image();
+  } else {
+    EXPECT_EQ(-EIO, rc);
+    EXPECT_FALSE(a->vol().failed());
+    EXPECT_TRUE(a->drive(pm).faults().unreadable());
+    expect_range(0, off);
+    expect_range(off + 4096, size - off - 4096);
+  }
+}
+
+// Every member present, a data block and the parity block that its read
+// around would use both unreadable: where the group survives two (RAID 6,
+// ec, RAID 60) both are rebuilt and written back; on RAID 5 the block is
+// lost: its read fails and both members stay (failing the parity's, which
+// the group would survive alone, would serve nothing).
+TEST_P(ParityFaults, ADataBlockAndItsParityBothUnreadable) {
+  const Geometry& g = a->vol().geometry();
+  const uint64_t s = 6, col = 8192, off = s * g.stripe_data_bytes() + col;  // data strip 0
+  const uint32_t dm = g.data_member(s, 0), pm = role_member(g, s, g.data_strips());
+  const uint64_t moff = a->vol().data_offset() + g.member_offset(s) + col;
+  a->drive(dm).faults().set_unreadable(moff, 4096);
+  a->drive(pm).faults().set_unreadable(moff, 4096);
+  AlignedBuf got(4096);
+  const int rc = a->read(off, 4096, got.data());
+  if (tolerated() >= 2) {
+    ASSERT_EQ(0, rc);
+    EXPECT_EQ(0, memcmp(got.data(), image->data() + off, 4096));
+    EXPECT_EQ(a->vol().failed_mask(), 0u);
+    EXPECT_EQ(a->vol().corrected_reads(dm), 1u);
+    EXPECT_EQ(a->vol().corrected_reads(pm), 1u);
+    EXPECT_FALSE(a->drive(dm).faults().unreadable());
+    EXPECT_FALSE(a->drive(pm).faults().unreadable());
+    expect_image();
+    EXPECT_EQ(mismatched_rows(), 0u);
+  } else {
+    EXPECT_EQ(-EIO, rc);
+    EXPECT_EQ(a->vol().failed_mask(), 0u);
+    EXPECT_TRUE(a->failed_events.empty());
+    EXPECT_TRUE(a->drive(dm).faults().unreadable());
+    EXPECT_TRUE(a->drive(pm).faults().unreadable());
+    expect_range(0, off);
+    expect_range(off + 4096, size - off - 4096);
+  }
+}
+
 TEST_P(Faults, PastRedundancyTheGroupFails) {
   const uint32_t n = a->vol().geometry().members;
   // Fail members in order until the group cannot serve: for RAID 10 the
