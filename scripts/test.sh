@@ -7,6 +7,9 @@
 # run in a ctest of their own beside the others (GPURAID_VM_BESIDE=0: not).
 # GPURAID_TIMES=FILE: each phase's seconds (and ctest's time per
 # label) are appended there (.ci/run prints them as its time table).
+# GPURAID_ALSO_EXCLUDE=REGEX: tests the non-VM ctest leaves out as well
+# (.ci/run: those its sanitized passes run again), the VM lanes still
+# beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 times=${GPURAID_TIMES:-/dev/null}
@@ -40,7 +43,9 @@ if [[ ${GPURAID_VM_BESIDE:-1} == 1 && $picked == 0 ]] && ctest -N "$@" -R '^vm_'
     exit $vrc
   ) &
   vm_pid=$!
-  set -- "$@" -E '^vm_'
+  set -- "$@" -E "^vm_${GPURAID_ALSO_EXCLUDE:+|$GPURAID_ALSO_EXCLUDE}"
+elif [[ -n ${GPURAID_ALSO_EXCLUDE:-} && $picked == 0 ]]; then
+  set -- "$@" -E "$GPURAID_ALSO_EXCLUDE"
 fi
 ctest --output-on-failure -j"$(nproc)" "$@" | tee Testing/ctest-output.txt || rc=$?
 lanes="every lane"
