@@ -20,6 +20,9 @@ class Params:
     # Rebuilding state: rebuild rate cap per second (bytes, or K/M/G), 0 = unlimited, auto = slow
     # enough that the rebuild of one member lasts REBUILD_SPAN x (warm-up + runtime).
     rebuild_rate: str = "auto"
+    # Writes as a drive group does them (on: the write-hole guard and the write-intent bitmap,
+    # gpuraid-bench's default) or without both (off: as md without PPL and bitmap). inproc only.
+    guard: str = "on"
 
     def rebuild_rate_bytes(self) -> int:
         if self.rebuild_rate != "auto":

@@ -172,7 +172,8 @@ def render(meta, cases, geometries, states, charts):
            "## Parameters",
            f"- Drives: {t.get('drives') or p['drive_type']}, {p['drive_size']} each; strip {p['strip']}; QD {p['iodepth']} per thread × "
            f"{p['threads']} threads; {p['runtime']} s measured after {p['warmup']} s warm-up; {p['runs']} runs per case; "
-           f"seed {p['seed']} (+ run index).", "",
+           f"seed {p['seed']} (+ run index)"
+           + (f"; writes with the write-hole guard and bitmap {p['guard']}" if p.get('guard') else "") + ".", "",
            "## Method",
            f"- Baseline: {t.get('baseline_label', 'raw drives')}; solution: {t.get('solution_label', 'gpuraid')}. "
            "Every ratio is from one run that measured both; a case's ratio is the median of its runs' ratios.",

@@ -48,6 +48,10 @@ def parse_args(argv):
     args = a.parse_args(argv)
     values = {**d.to_json(), **(QUICK if args.quick else {})}
     values.update({k: v for k, v in vars(args).items() if k in values and v is not None})
+    if values["guard"] not in ("on", "off"):
+        a.error(f"--guard on|off, not {values['guard']!r}")
+    if values["guard"] == "off" and args.target != "inproc":
+        a.error("--guard off: the inproc target only (the others write through a drive group)")
     return args, Params(**values)
 
 

@@ -24,8 +24,9 @@ class InprocTarget(Target):
         "starts its rebuild onto a fresh drive and measures the RAID while it runs (then a second rebuild with "
         "the foreground idle, for the rebuild rate).",
         "Writes as a drive group does them: the write-hole guard (partial parity log) and the write-intent bitmap "
-        "on in every state (gpuraid-bench's default); `gpuraid-bench --guard-compare` measures their cost against "
-        "both off (`--no-write-hole-guard --no-write-intent`, as md without PPL and bitmap).",
+        "on in every state (gpuraid-bench's default), unless the parameters say `guard off` (both off: "
+        "`--no-write-hole-guard --no-write-intent`, as md without PPL and bitmap; the rebuilding state's group "
+        "keeps its bitmap); `gpuraid-bench --guard-compare` measures their cost in one invocation.",
         "CPU: usr+sys of the whole benchmark process (all threads, io_uring workers included) during the measured "
         "window, % of one core. Both sides run in one process, so each side's CPU is its own window's.",
     ]
@@ -65,6 +66,8 @@ class InprocTarget(Target):
                "--runtime", str(p.runtime), "--warmup", str(p.warmup), "--seed", str(p.seed + run_index), "--json"]
         if g.level == "ec":
             cmd += ["--parity", str(g.parity)]
+        if p.guard == "off":  # as md without PPL and bitmap (the rebuilding state's group keeps its bitmap)
+            cmd += ["--no-write-hole-guard", "--no-write-intent"]
         if case.state.name == "rebuilding":  # gpuraid-bench fails member 0 and rebuilds it onto a new drive
             return cmd + ["--state", "rebuilding", "--rebuild-rate", str(p.rebuild_rate_bytes())]
         if case.state.failed_members:
