@@ -107,6 +107,27 @@ def check_outputs(target, out):
     print(f"suite_smoke: ok ({target}: {len(measured)} cases measured, charts: {sorted(charts) or 'none'})")
 
 
+def check_guard_off(bench, out):
+    """--guard off (inproc): the RAID side runs without the write-hole guard and bitmap, and says so."""
+    cmd = [sys.executable, SUITE, "--target", "inproc", "--quick", "--geometries", "5:3+1", "--drive-size", "8M",
+           "--runtime", "0.3", "--warmup", "0.1", "--runs", "1", "--workloads", "4K randwrite", "--states", "normal",
+           "--guard", "off", "--charts", "off", "--bench", bench, "--out", out]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"run_suite --guard off exited {p.returncode}: {p.stderr[-1000:]}")
+    with open(os.path.join(out, "results.json")) as f:
+        data = json.load(f)
+    check(data["meta"]["params"]["guard"] == "off", "results.json: params.guard off")
+    runs = [r for c in data["cases"] for r in c["runs"]]
+    check(runs and all("--no-write-hole-guard" in r["command"] and "--no-write-intent" in r["command"] for r in runs),
+          "every --guard off run passes --no-write-hole-guard --no-write-intent")
+    with open(os.path.join(out, "report.md")) as f:
+        check("write-hole guard and bitmap off" in f.read(), "report.md says the guard and bitmap were off")
+    p = subprocess.run([sys.executable, SUITE, "--target", "inproc", "--guard", "maybe", "--out", out],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and "--guard on|off" in p.stderr, "a bad --guard value is refused, saying why")
+    print("suite_smoke: ok (--guard off)")
+
+
 def main(target, bench, out):
     if target == "nbd" and (not shutil.which("fio") or
                             subprocess.run(["fio", "--enghelp=nbd"], capture_output=True).returncode != 0):
@@ -122,6 +143,8 @@ def main(target, bench, out):
         lane_skipped(out)
     check(rc == 0, f"run_suite exited {rc}")
     check_outputs(target, out)
+    if target == "inproc":
+        check_guard_off(bench, out + "-guard-off")
 
 
 if __name__ == "__main__":
