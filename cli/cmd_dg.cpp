@@ -359,7 +359,8 @@ void add_dg_commands(Cli& c) {
   add_task(c, dg, "rebuild", v1::TASK_REBUILD, {"start", "stop", "pause", "resume"},
            "stop|pause: hold the running rebuild at its checkpoint (it stays held across a daemon restart, and "
            "a rebuild that begins meanwhile starts held). resume|start: go on. start also begins a rebuild onto "
-           "a spare (the group's, else the pool's) when a member is failed and none runs.");
+           "a spare (the group's, else the pool's) when a member is failed and none runs, or goes on with a rebuild "
+           "that stopped (at a block nothing rebuilds: written over since) from where it stopped.");
   add_task(c, dg, "scrub", v1::TASK_SCRUB, {"start", "stop", "pause", "resume"},
            "start [--repair]: check every stripe (and rewrite what mismatches); stop; pause|resume.");
   add_dg_back_commands(c, dg);

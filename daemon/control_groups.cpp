@@ -447,8 +447,8 @@ grpc::Status ControlPlane::replace_member(const v1::ReplaceMemberRequest& q, v1:
 // stop|pause hold the running rebuild at its checkpoint (recorded: it stays
 // held across a restart, and a rebuild that begins meanwhile starts held);
 // resume|start release it; start also begins a rebuild onto a spare (the
-// group's, else the pool's) when a member is failed and none runs. A
-// rebuild already running is what start asks for: no error (the housekeeper
+// group's, else the pool's) when a member is failed and none runs, or goes
+// on with one that stopped (Group::restart_rebuild). A rebuild already running is what start asks for: no error (the housekeeper
 // starts one by itself when a spare comes, maybe just before start).
 grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
   DriveGroup& dg = *gr.g;
@@ -476,13 +476,15 @@ grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
     if (m.state == MemberState::Failed && failed < 0) failed = int(m.index);
     rebuilding |= m.state == MemberState::Rebuilding;
   }
-  if (failed < 0) {
-    // The group's housekeeper may have just started one with its spare (the
-    // member rebuilding, the rebuild not yet armed): what start asks for.
-    if (rebuilding) return grpc::Status::OK;
-    return precondition("nothing to rebuild in " + name + ": no member is failed");
-  }
   std::string err;
+  // A member rebuilding with no rebuild running: one that stopped (at a
+  // block nothing rebuilds, written over since) goes on from where it
+  // stopped, before any other member's. (Or the group's housekeeper has
+  // just started one with its spare, not yet armed: the engine sees it.)
+  if (rebuilding)
+    return dg.restart_rebuild(&err) ? grpc::Status::OK
+                                    : precondition("cannot start the rebuild of " + name + " again: " + err);
+  if (failed < 0) return precondition("nothing to rebuild in " + name + ": no member is failed");
   // Declustered groups: into the distributed spare room first, while it has room.
   if (dg.spare_count() > 0 || dg.volume().room_left()) {
     if (!dg.rebuild_onto_spare(&err) && !dg.rebuild_progress().running)

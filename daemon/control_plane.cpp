@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "daemon/convert.h"
 #include "daemon/logging.h"
 #include "daemon/sysinfo.h"
@@ -214,7 +216,9 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   std::string drive;
   if (it != groups_.end() && pe.ev.member >= 0 && size_t(pe.ev.member) < size_t(it->second.r.members_size()))
     drive = it->second.r.members(pe.ev.member);
-  publish(group_event_to_api(pe.ev.kind), pe.ev.message, pe.group, "", drive, pe.ev.member);
+  std::string msg = pe.ev.message, vd;
+  if (pe.ev.data_bytes) msg += volumes_over(pe.group, pe.ev.data_offset, pe.ev.data_bytes, &vd);
+  publish(group_event_to_api(pe.ev.kind), msg, pe.group, vd, drive, pe.ev.member);
   if (it == groups_.end() || !it->second.g) return;
   GroupRec& gr = it->second;
   bool progress = pe.ev.kind == GroupEvent::RebuildProgress || pe.ev.kind == GroupEvent::ScrubProgress;
@@ -234,6 +238,20 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   }
   std::string err;
   if (!persist(&err)) spdlog::error("cannot save the registry: {}", err);
+}
+
+std::string ControlPlane::volumes_over(const std::string& group, uint64_t off, uint64_t len, std::string* only) const {
+  std::string said;
+  int n = 0;
+  for (const auto& [id, v] : volumes_) {
+    const uint64_t a = std::max(off, v.r.offset_bytes()), b = std::min(off + len, v.r.offset_bytes() + v.r.size_bytes());
+    if (v.r.group() != group || a >= b) continue;
+    said += std::string(n++ ? ", " : "") + id + " bytes " + std::to_string(a - v.r.offset_bytes()) + "-" +
+            std::to_string(b - v.r.offset_bytes() - 1);
+    *only = id;
+  }
+  if (n != 1) only->clear();
+  return n ? "; on virtual drives: " + said : "; no virtual drive holds those bytes";
 }
 
 // A member failed and the group has no dedicated spare: take one from the

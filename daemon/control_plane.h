@@ -152,6 +152,10 @@ class ControlPlane {
   void worker();
   void on_group_event(const std::string& group, const GroupEvent& ev);
   void handle_group_event(const PendingEvent& pe);
+  // The virtual drives over a group's data bytes [off, off + len), each
+  // with its own bytes there, for an event's message; *only: the one VD
+  // when exactly one is (mu_ held).
+  std::string volumes_over(const std::string& group, uint64_t off, uint64_t len, std::string* only) const;
   // control_replace.cpp: a working member copied onto a free drive, then
   // swapped in; and the PD records once that ended (either way).
   grpc::Status hot_replace(GroupRec& gr, uint32_t index, DriveRec& nd, bool force, v1::Group* out);

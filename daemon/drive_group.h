@@ -78,6 +78,7 @@ class DriveGroup {
   // what a forced assembly risked.
   virtual std::unique_ptr<Drive> remove_spare(const std::string& path, std::string* err) = 0;
   virtual bool rebuild_onto_spare(std::string* err) = 0;
+  virtual bool restart_rebuild(std::string* err) = 0;  // a stopped one, from where it stopped
   virtual bool readd_member(uint32_t index, std::unique_ptr<Drive> d, bool force, ReaddResult* out,
                             std::string* err) = 0;
   virtual bool wipe_failed_member(uint32_t index, std::string* err) = 0;

@@ -27,6 +27,7 @@ class EngineGroup final : public DriveGroup {
     return g_->remove_spare(path, err);
   }
   bool rebuild_onto_spare(std::string* err) override { return g_->rebuild_onto_spare(err); }
+  bool restart_rebuild(std::string* err) override { return g_->restart_rebuild(err); }
   bool readd_member(uint32_t i, std::unique_ptr<Drive> d, bool force, ReaddResult* out, std::string* err) override {
     return g_->readd_member(i, std::move(d), force, out, err);
   }

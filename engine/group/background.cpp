@@ -189,6 +189,7 @@ bool BackgroundWork::issue_one(Work w) {
   }
   s->stripes = uint32_t(taken);  // req->done never runs inside a submit
   in_flight_ += s->stripes;
+  if (w == Work::Rebuild) rebuild_in_flight_ += s->stripes;
   cursor_[int(w)] = stripe + s->stripes;  // the pool may have given fewer ops than asked
   return true;
 }
@@ -255,10 +256,12 @@ void BackgroundWork::done(Slot* s, int result) {
     case Work::Rebuild:
       if (result < 0) {
         // -ECANCELED: a stripe rebuilt past one that failed (finish_maintenance), not a failure of its own.
-        if (result != -ECANCELED && cb_.rebuild_failed) cb_.rebuild_failed(result);
+        if (result != -ECANCELED && cb_.rebuild_failed) cb_.rebuild_failed(result, s->stripe, s->stripes);
         p.active = false;
+        rebuild_in_flight_ -= s->stripes;  // after: a new attempt armed once it is 0 stays active
         break;
       }
+      rebuild_in_flight_ -= s->stripes;
       p.done_stripes = v_.rebuild_checkpoint();
       if (p.done_stripes >= stripes && in_flight_ == 0) {
         v_.finish_rebuild();

@@ -47,8 +47,10 @@ struct WorkCallbacks {
   std::function<void()> rebuild_done, init_done, resync_done;
   // A stripe failed (-EIO: the group failed, or the parity backend did):
   // the work stops; init's checkpoint stays below that stripe, resync's
-  // regions not done stay suspect (and dirty).
-  std::function<void(int err)> rebuild_failed, init_failed, resync_failed;
+  // regions not done stay suspect (and dirty). A rebuild's says which run
+  // of stripes failed (-ENODATA: a block in it that nothing rebuilds).
+  std::function<void(int err)> init_failed, resync_failed;
+  std::function<void(int err, uint64_t first_stripe, uint32_t stripes)> rebuild_failed;
   std::function<void(uint64_t stripe, const Volume::MaintenanceResult&)> scrub_mismatch;
   std::function<void(const ScrubSummary&)> scrub_done;
 };
@@ -80,6 +82,10 @@ class BackgroundWork {
   void kick();
 
   const WorkProgress& progress(Work w) const { return prog_[int(w)]; }
+  // Rebuild stripes issued and not yet done: a rebuild that stopped is
+  // armed again only once its last runs came back (one coming back
+  // cancelled would stop the new attempt).
+  uint32_t rebuild_in_flight() const { return rebuild_in_flight_.load(); }
   uint64_t init_checkpoint() const { return init_cp_.load(); }
   bool idle() const;
   ScrubSummary last_scrub() const;
@@ -112,6 +118,7 @@ class BackgroundWork {
   // volume's op pools while on_done still read them).
   std::atomic<uint32_t> live_{0};
   std::atomic<uint32_t> in_flight_{0};
+  std::atomic<uint32_t> rebuild_in_flight_{0};
   // Reactor-thread state.
   uint64_t cursor_[int(Work::kCount)] = {};
   uint32_t run_stripes_ = 1;     // stripes per rebuild run (ops/rebuild_run.h)

@@ -10,7 +10,9 @@
 #include <ctime>
 #include <map>
 #include <optional>
+#include <thread>
 
+#include "engine/clock.h"
 #include "engine/group/group_impl.h"
 #include "engine/ppl/ppl_replay.h"
 #include "engine/group/metadata_io.h"
@@ -754,6 +756,28 @@ bool Group::rebuild_onto_spare(std::string* err) {
   if (!im.spares_left())
     return fail(err, v.room() ? "no spare drive, and the distributed spare room is full" : "no spare");
   return im.take_spare_for(m, err);
+}
+
+bool Group::restart_rebuild(std::string* err) {
+  Impl& im = *impl_;
+  Volume& v = *volume_;
+  std::unique_lock<std::recursive_mutex> starts;
+  const int r = im.hold_rebuild_starts(&starts);
+  if (r < 0) return fail(err, "no member is rebuilding: nothing to start again");
+  if (v.failed()) return fail(err, "the group has failed");
+  if (im.bg->progress(Work::Rebuild).active || im.rebuild_finished.load()) return true;  // it runs (or just ended)
+  // Its last runs come back cancelled: one coming back after the new start
+  // would stop it.
+  for (const uint64_t deadline = mono_ns() + 10'000'000'000ull; im.bg->rebuild_in_flight();) {
+    if (mono_ns() > deadline) return fail(err, "the stopped rebuild still has stripes in flight: try again");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // Its stop is told before its new start.
+  if (int e = im.rebuild_failed_err.exchange(0)) im.emit(im.rebuild_stopped_event(e));
+  const uint64_t from = v.rebuild_checkpoint();
+  im.bg->arm_rebuild(from);
+  im.emit(GroupEvent::RebuildStarted, r, "rebuilding member " + std::to_string(r) + " again from stripe " + std::to_string(from));
+  return true;
 }
 
 bool Group::start_scrub(bool repair, std::string* err) {

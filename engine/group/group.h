@@ -86,6 +86,10 @@ struct GroupEvent {
   } kind;
   int member = -1;
   std::string message;
+  // The group's data bytes the event is about, where it names some (a
+  // rebuild stopped at a run of stripes): the daemon names the virtual
+  // drives over them. data_bytes 0: none.
+  uint64_t data_offset = 0, data_bytes = 0;
 };
 const char* group_event_name(GroupEvent::Kind k);
 
@@ -183,6 +187,11 @@ class Group {
   std::unique_ptr<Drive> remove_spare(const std::string& path, std::string* err);
   // Starts the rebuild of a failed member onto a spare now.
   bool rebuild_onto_spare(std::string* err);
+  // A rebuild that stopped (at a block nothing rebuilds, since written
+  // over; at a parity backend's error) goes on from where it stopped, as
+  // the next assembly would. True too where one runs; refused where no
+  // member is rebuilding.
+  bool restart_rebuild(std::string* err);
   // A failed (or missing) member's drive back into its slot (mdadm --re-add).
   // With `drive`, that drive object replaces the one the group holds (which
   // may be a stand-in for a member absent at assembly); without, the group's

@@ -17,10 +17,12 @@
 
 namespace gpuraid {
 
-void Group::Impl::emit(GroupEvent::Kind k, int member, const std::string& msg) {
+void Group::Impl::emit(GroupEvent::Kind k, int member, const std::string& msg) { emit(GroupEvent{k, member, msg}); }
+
+void Group::Impl::emit(const GroupEvent& ev) {
   std::lock_guard<std::mutex> l(ev_mu);
-  if (on_event) on_event(GroupEvent{k, member, msg});
-  else if (early_events.size() < 64) early_events.push_back(GroupEvent{k, member, msg});
+  if (on_event) on_event(ev);
+  else if (early_events.size() < 64) early_events.push_back(ev);
 }
 
 void Group::Impl::Persisted::add(const Persisted& o) {
@@ -157,7 +159,11 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
   initialized = (sb.flags & kFlagInitialized) != 0;
   WorkCallbacks cb;
   cb.rebuild_done = [this] { rebuild_finished = true; };
-  cb.rebuild_failed = [this](int e) { rebuild_failed_err = e; };
+  cb.rebuild_failed = [this](int e, uint64_t first, uint32_t stripes) {
+    rebuild_failed_first = first;
+    rebuild_failed_stripes = stripes;
+    rebuild_failed_err = e;
+  };
   cb.init_done = [this] { init_finished = true; };
   cb.resync_done = [this] {
     resync_finished = true;
@@ -404,6 +410,37 @@ size_t Group::Impl::spares_left() const {
   return n;
 }
 
+// A block that nothing rebuilds stops the rebuild at its run of stripes.
+// What gets it past: a write of the run's stripes whole (their parity from
+// the new data alone, the unreadable block overwritten). A write of the
+// block alone cannot be computed where the failed member holds data in its
+// stripe (its old content is needed, and nothing rebuilds it), so the
+// event says which bytes to write.
+GroupEvent Group::Impl::rebuild_stopped_event(int e) const {
+  GroupEvent ev{GroupEvent::RebuildFinished, rebuild_slot.load(), ""};
+  const std::string who = "rebuild of member " + std::to_string(ev.member);
+  if (e != -ENODATA) return ev.message = who + " stopped: " + strerror(-e), ev;
+  const uint64_t sdb = vol->geometry().stripe_data_bytes(), first = rebuild_failed_first.load();
+  const uint32_t n = std::max<uint32_t>(1, rebuild_failed_stripes.load());
+  ev.data_offset = first * sdb;
+  ev.data_bytes = n * sdb;
+  const std::string stripes = n == 1 ? "stripe " + std::to_string(first)
+                                     : "stripes " + std::to_string(first) + "-" + std::to_string(first + n - 1);
+  const std::string how =
+      vol->geometry().has_parity()
+          ? " whole, in writes of whole stripes (" + format_size(sdb) +
+                ", aligned: a write of the unreadable block alone fails where it must rebuild what the member "
+                "being rebuilt held in its stripe)"
+          : "";
+  ev.message = who + " stopped at " + stripes + " (the group's data bytes " + std::to_string(ev.data_offset) + "-" +
+               std::to_string(ev.data_offset + ev.data_bytes - 1) + ", " + format_size(ev.data_bytes) +
+               "): a member it reads has a block there it cannot read (a medium error) that no other member's "
+               "redundancy covers. The group stays degraded, its other data readable. To get past it, copy off "
+               "what reads of those bytes, write them back" + how + ", then start the rebuild again (dg rebuild "
+               "start): what did not read is lost";
+  return ev;
+}
+
 void Group::Impl::housekeeping_loop() {
   for (uint32_t tick = 0; !hk_stop; tick++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -426,13 +463,7 @@ void Group::Impl::housekeeping_tick(bool slow) {
     persist([&] { sb.flags &= ~uint32_t(kFlagDirtyUntrusted); });
     dirty_untrusted = false;
   }
-  if (int e = rebuild_failed_err.exchange(0))
-    emit(GroupEvent::RebuildFinished, rebuild_slot,
-         e == -ENODATA ? "rebuild stopped at stripe " + std::to_string(vol->rebuild_checkpoint()) +
-                             ": a member it reads has a block it cannot read (a medium error) that no other "
-                             "member's redundancy covers; the group stays degraded and its other data readable: "
-                             "copy the data off, or write over the block and start the rebuild again"
-                       : std::string("rebuild stopped: ") + strerror(-e));
+  if (int e = rebuild_failed_err.exchange(0)) emit(rebuild_stopped_event(e));
   // The flag stays up until the member is active on disk: until then the
   // rebuild still reads as running (progress_of), so nobody sees a finished
   // rebuild whose member the superblocks still call rebuilding.

@@ -46,6 +46,9 @@ struct Group::Impl {
   std::atomic<uint64_t> auto_replace{0};
   std::atomic<bool> rebuild_finished{false}, init_finished{false}, resync_finished{false};
   std::atomic<int> rebuild_failed_err{0};
+  // The run of stripes the rebuild stopped at (set before rebuild_failed_err).
+  std::atomic<uint64_t> rebuild_failed_first{0};
+  std::atomic<uint32_t> rebuild_failed_stripes{0};
   std::atomic<int> rebuild_slot{-1};
   std::atomic<bool> initialized{false};
   // This start replayed the write-hole log over the dirty regions of an
@@ -92,6 +95,10 @@ struct Group::Impl {
   void rebuild_ended(int member);             // housekeeping, after a rebuild finished
 
   void emit(GroupEvent::Kind k, int member, const std::string& msg);
+  void emit(const GroupEvent& ev);
+  // The RebuildFinished event of a rebuild that stopped with error e (at
+  // the run rebuild_failed_first/_stripes names).
+  GroupEvent rebuild_stopped_event(int e) const;
 
   // Hot replace (hot_replace.cpp): a working member copied onto a new
   // drive by the copier thread while it serves; the housekeeper swaps it in.

@@ -856,7 +856,7 @@ TEST(GroupReadErrors, AScrubCorrectsTheUnreadableBlocksItMeets) {
 static void expect_rebuild_stopped_at(GroupRig& rig, Group& g, const GroupEvent& ev, uint32_t member, uint64_t s,
                                       uint64_t off, Image& img) {
   Volume& v = g.volume();
-  EXPECT_NE(ev.message.find("rebuild stopped at stripe"), std::string::npos) << ev.message;
+  EXPECT_NE(ev.message.find(" stopped at stripe"), std::string::npos) << ev.message;
   EXPECT_NE(g.state(), GroupState::Failed);
   EXPECT_TRUE(v.member(member)->faults().unreadable());
   AlignedBuf got(4096);
@@ -869,6 +869,53 @@ static void expect_rebuild_stopped_at(GroupRig& rig, Group& g, const GroupEvent&
   ASSERT_EQ(0, rig.io(v, IoRequest::Read, off + 4096, 4096, got.data()));
   EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off + 4096, 4096));
   EXPECT_FALSE(v.failed());
+}
+
+// What a rebuild of member `rebuilt` stopped at such a block of `member`
+// (event ev) tells, and the way past it that it tells: the stripes written
+// over whole (on parity levels a write of the block alone fails where it
+// must rebuild what the rebuilt member held there), then the rebuild
+// started again goes on from where it stopped and ends.
+static void expect_rebuild_passes_once_written(GroupRig& rig, Group& g, const GroupEvent& ev, uint32_t member,
+                                               uint32_t rebuilt, uint64_t s, uint64_t off, Image& img) {
+  Volume& v = g.volume();
+  const Geometry& geo = v.geometry();
+  std::string err;
+  ASSERT_GT(ev.data_bytes, 0u) << ev.message;
+  EXPECT_EQ(ev.data_offset % geo.stripe_data_bytes(), 0u);
+  EXPECT_EQ(ev.data_bytes % geo.stripe_data_bytes(), 0u);
+  EXPECT_LE(ev.data_offset, off);
+  EXPECT_GT(ev.data_offset + ev.data_bytes, off) << "the bytes it names hold the block";
+  const std::string range = std::to_string(ev.data_offset) + "-" + std::to_string(ev.data_offset + ev.data_bytes - 1);
+  EXPECT_NE(ev.message.find(range), std::string::npos) << ev.message;
+  EXPECT_EQ(ev.member, int(rebuilt)) << ev.message;
+  bool holds_data = false;
+  for (uint32_t d = 0; geo.has_parity() && d < geo.data_strips(); d++) holds_data |= geo.data_member(s, d) == rebuilt;
+  if (holds_data) {
+    EXPECT_NE(0, rig.io(v, IoRequest::Write, off, 4096, img.buf.data() + off)) << "the block alone was written";
+  }
+  // Restarted before the write, it stops there again.
+  rig.clear_events();
+  ASSERT_TRUE(g.restart_rebuild(&err)) << err;
+  GroupEvent again;
+  ASSERT_TRUE(rig.wait([&] { return rig.find_event(GroupEvent::RebuildFinished, &again); }));
+  EXPECT_LE(again.data_offset, off) << again.message;  // from its checkpoint: within the first
+  EXPECT_GT(again.data_offset + again.data_bytes, off) << again.message;
+  EXPECT_GE(again.data_offset, ev.data_offset) << again.message;
+  EXPECT_TRUE(rig.find_event(GroupEvent::RebuildStarted));
+  // Copy off what reads, write the bytes back whole.
+  img.rewrite(rig, v, ev.data_offset, ev.data_bytes, 99);
+  EXPECT_FALSE(v.member(member)->faults().unreadable()) << "the write did not cover the block";
+  rig.clear_events();
+  ASSERT_TRUE(g.restart_rebuild(&err)) << err;
+  ASSERT_TRUE(rig.wait([&] { return g.state() == GroupState::Optimal; }));
+  EXPECT_FALSE(rig.find_event(GroupEvent::MemberFailed));
+  img.check(rig, v);
+  // The rebuilt member holds the right bytes: lose another.
+  ASSERT_TRUE(g.fail_member(member, &err)) << err;
+  img.check(rig, v);
+  EXPECT_FALSE(g.restart_rebuild(&err));
+  EXPECT_NE(err.find("no member is rebuilding"), std::string::npos) << err;
 }
 
 // A block a survivor cannot read, met by a rebuild: RAID 6 rebuilds around
@@ -908,6 +955,7 @@ TEST(GroupReadErrors, AnUnreadableBlockMetByARebuild) {
       img.check(rig, v);
     } else {
       expect_rebuild_stopped_at(rig, *g, ev, sv, s, off, img);
+      expect_rebuild_passes_once_written(rig, *g, ev, sv, 2, s, off, img);
     }
     ASSERT_TRUE(g->stop(&err)) << err;
   }
@@ -962,6 +1010,7 @@ TEST(GroupReadErrors, MirrorsReadAroundAnUnreadableCopy) {
       img.check(rig, v);
     } else {
       expect_rebuild_stopped_at(rig, *g, ev, m0, s, off, img);
+      expect_rebuild_passes_once_written(rig, *g, ev, m0, m1, s, off, img);
     }
     ASSERT_TRUE(g->stop(&err)) << err;
   }

@@ -12,7 +12,8 @@
 # /dev/nvme* number changes, and the restarted daemon reassembles the group
 # from the same namespaces, found by identity, and the data verifies. Then
 # a real disk's medium error (scsi_debug) under a RAID 1, then under a RAID 5
-# (a read, writes into its stripe, and the resync after a SIGKILL).
+# (a read, writes into its stripe, the resync after a SIGKILL, then a
+# degraded RAID 5's rebuild stopped there and passed once it is written).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/guest-e2e-lib.sh" "$1"
@@ -292,5 +293,56 @@ expect_rc 0 gp dg scrub dg5 start
 for _ in $(seq 600); do [ "$(gp --json dg show dg5 | json 'd["scrub"]["running"]')" = False ] && break; sleep 0.2; done
 check "dg5 mismatched stripes" 0 "$(gp --json dg show dg5 | json 'int(d["last_scrub"]["mismatched_stripes"])')"
 result "scsi_debug bad sector under RAID 5 after a SIGKILL: the resync rebuilt it from the parity, member kept, data verifies, scrub clean"
+
+step "medium errors under a degraded RAID 5: the rebuild stops at the bad block, names vd5's bytes, passes once they are written"
+# pd5a fails and a new drive takes its place: the rebuild must read pdm's
+# bad block, which nothing else covers now. It stops there, the group
+# degraded but whole, and its event names the bytes of vd5 to write whole;
+# `dg rebuild start` goes on from there (before the write: stops again).
+truncate -s 32M "$W/r5c.img"
+expect_rc 0 gp pd add "$W/r5c.img" --id pd5c
+expect_rc 0 gp pd fail pd5a
+# stopped_events: how many rebuild_finished events of dg5 say it stopped.
+stopped_events() { gp events --json | python3 -c '
+import json, sys
+print(sum(1 for l in sys.stdin if l.strip() and (e := json.loads(l))["kind"] == "rebuild_finished"
+          and e["group"] == "dg5" and " stopped at stripe" in e["message"]))'; }
+wait_stopped() {  # until there are $1 such events
+  for _ in $(seq 600); do [ "$(stopped_events)" -ge "$1" ] && return 0; sleep 0.2; done
+  fail "no rebuild_finished event said the rebuild stopped ($1): $(gp events --json | tail -3)"
+}
+expect_rc 0 gp dg replace dg5 --old pd5a --with pd5c
+wait_stopped 1
+# vd5's bytes the event names ("vd5 bytes A-B"), and the event's vd field.
+# (No process substitution: the guest has no /dev/fd.)
+STOPPED=$(gp events --json | python3 -c '
+import json, re, sys
+e = [e for e in map(json.loads, filter(str.strip, sys.stdin)) if e["kind"] == "rebuild_finished" and " stopped at" in e["message"]][-1]
+m = re.search(r"vd5 bytes (\d+)-(\d+)", e["message"])
+print(m.group(1), m.group(2), e.get("volume", "") or "-") if m else sys.exit("no vd5 bytes in: " + e["message"])') ||
+  fail "the stopped rebuild's event names no bytes of vd5"
+read -r RANGE_A RANGE_B RANGE_VD <<<"$STOPPED"
+echo "   the event names vd5 bytes $RANGE_A-$RANGE_B (volume $RANGE_VD)"
+check "the event's volume" vd5 "$RANGE_VD"
+((RANGE_A <= BAD_VD && BAD_VD <= RANGE_B)) || fail "vd5 bytes $RANGE_A-$RANGE_B do not hold the bad block ($BAD_VD)"
+check "pdm state with the rebuild stopped" online "$(gp --json pd show pdm | json 'd["state"]')"
+check "dg5 rebuild running" False "$(gp --json dg show dg5 | json 'd["rebuild"]["running"]')"
+expect_rc 0 gp vd read vd5 --verify-pattern 21 --offset $((RANGE_B + 1)) --length 1M   # the rest reads
+expect_rc 0 gp dg rebuild dg5 start
+wait_stopped 2
+# Written whole (the CLI's writes: 4 MiB, from a stripe's start), then the
+# bad sector readable again: scsi_debug does not remap a sector written
+# over as a drive does; its medium errors are turned off to stand for that.
+expect_rc 0 gp vd write vd5 --pattern 26 --offset "$RANGE_A" --length $((RANGE_B + 1 - RANGE_A))
+echo 0 >/sys/bus/pseudo/drivers/scsi_debug/opts || fail "scsi_debug opts"
+expect_rc 0 gp dg rebuild dg5 start
+for _ in $(seq 600); do [ "$(gp --json dg show dg5 | json 'd["state"]')" = optimal ] && break; sleep 0.2; done
+check "dg5 state after the rebuild started again" optimal "$(gp --json dg show dg5 | json 'd["state"]')"
+# The rebuilt member holds the right bytes: without pdm.
+expect_rc 0 gp pd fail pdm
+expect_rc 0 gp vd read vd5 --verify-pattern 26 --offset "$RANGE_A" --length $((RANGE_B + 1 - RANGE_A))
+expect_rc 0 gp vd read vd5 --verify-pattern 21 --offset 0 --length "$RANGE_A"
+expect_rc 0 gp vd read vd5 --verify-pattern 21 --offset $((RANGE_B + 1)) --length $((VD5_BYTES - RANGE_B - 1))
+result "scsi_debug bad sector under a degraded RAID 5: the rebuild stopped there naming vd5 bytes $RANGE_A-$RANGE_B, passed once they were written, the rebuilt member verifies"
 stop_daemon
 log "done: every check passed"
