@@ -227,6 +227,17 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   // What the start said ("starting degraded", a resync to come) is history
   // once the group is whole again: the event log keeps it.
   if (!gr.note.empty() && gr.g->state() == GroupState::Optimal) gr.note.clear();
+  // A rebuild stopped at a block nothing rebuilds leaves its member
+  // rebuilding with nothing running: `gpuraid status` and `dg show` say why
+  // and what goes on with it, until it starts again.
+  if (pe.ev.kind == GroupEvent::RebuildFinished && pe.ev.data_bytes) {
+    std::string vd;
+    gr.note = "the rebuild of member " + std::to_string(pe.ev.member) + " stopped at a block it cannot rebuild" +
+              volumes_over(pe.group, pe.ev.data_offset, pe.ev.data_bytes, &vd) +
+              ": write those bytes whole, then gpuraid dg rebuild " + pe.group + " start (its rebuild_finished event says how)";
+  } else if (pe.ev.kind == GroupEvent::RebuildStarted && gr.note.rfind("the rebuild of member ", 0) == 0) {
+    gr.note.clear();
+  }
   if (pe.ev.kind == GroupEvent::MemberFailed && pe.ev.member >= 0) take_pool_spare(gr, uint32_t(pe.ev.member));
   if (pe.ev.kind == GroupEvent::ReplaceFinished) hot_replace_ended(gr);
   // A drive that joined (a spare taken, a replacement, a drive back, a hot

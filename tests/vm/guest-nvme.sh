@@ -327,6 +327,9 @@ check "the event's volume" vd5 "$RANGE_VD"
 ((RANGE_A <= BAD_VD && BAD_VD <= RANGE_B)) || fail "vd5 bytes $RANGE_A-$RANGE_B do not hold the bad block ($BAD_VD)"
 check "pdm state with the rebuild stopped" online "$(gp --json pd show pdm | json 'd["state"]')"
 check "dg5 rebuild running" False "$(gp --json dg show dg5 | json 'd["rebuild"]["running"]')"
+NOTE=$(gp --json dg show dg5 | json 'd.get("note", "")')
+case $NOTE in *"stopped at a block"*"vd5 bytes $RANGE_A-$RANGE_B"*"dg rebuild dg5 start"*) echo "   ok: dg show's note: $NOTE" ;;
+  *) fail "dg show's note does not say where the rebuild stopped: '$NOTE'" ;; esac
 expect_rc 0 gp vd read vd5 --verify-pattern 21 --offset $((RANGE_B + 1)) --length 1M   # the rest reads
 expect_rc 0 gp dg rebuild dg5 start
 wait_stopped 2
