@@ -228,7 +228,7 @@ step_daemon_degraded_crash() {
 
 step_daemon_fail() {
   [ -n "$DPID" ] || { make_daemon_group || return 1; }
-  fio_verify dfail $DEV 96M &
+  fio_verify dfail $DEV 48M &
   local fpid=$!
   sleep 4
   kill -0 $fpid 2>/dev/null || fail "fio ended before the member was removed (make it longer)"
@@ -245,10 +245,10 @@ step_daemon_fail() {
   local t1=$(date +%s.%N)
   result "gpuraidd: spare takeover + rebuild of a 128 MiB member (TCG): $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
   $C events | grep >/dev/null "rebuild_finished" || fail "no rebuild_finished event"
-  fio_verify dfail $DEV 96M --verify_only || fail "verify after the rebuild"
+  fio_verify dfail $DEV 48M --verify_only || fail "verify after the rebuild"
   # The rebuilt member's bytes count: verify again with another member failed.
   $C pd fail pd0 >/dev/null || fail "pd fail pd0"
-  fio_verify dfail $DEV 96M --verify_only || fail "verify with pd0 failed after the rebuild"
+  fio_verify dfail $DEV 48M --verify_only || fail "verify with pd0 failed after the rebuild"
   # Failing another member would lose data: the daemon refuses and keeps serving.
   local out
   out=$($C pd fail pd1 2>&1) && fail "pd fail past redundancy was accepted"
