@@ -232,11 +232,22 @@ Group::Impl::Persisted Group::Impl::wire(Group& g, bool write_superblocks) {
              std::to_string(n) + " since its drive took its place; it is failed at " +
              std::to_string(Volume::kMaxCorrectedReads) + ")");
   };
+  // With the stripe's bytes (the daemon names the virtual drives' there).
+  // On parity levels a write of the block alone may have to rebuild what
+  // a failed member held in its stripe, which needs the block: the
+  // stripe written whole reads nothing.
   ev.read_uncorrectable = [this](uint32_t m, uint64_t stripe, bool untrusted) {
-    emit(GroupEvent::ReadUncorrectable, int(m),
-         "member " + std::to_string(m) + " could not read a block of stripe " + std::to_string(stripe) +
-             (untrusted ? " and its parity is not yet resynced" : " and the group has no other copy of it") +
-             ": that I/O failed, the member stays; writing the block makes it readable");
+    const Geometry& g = vol->geometry();
+    GroupEvent e{GroupEvent::ReadUncorrectable, int(m), ""};
+    e.data_offset = stripe * g.stripe_data_bytes();
+    e.data_bytes = g.stripe_data_bytes();
+    e.message = "member " + std::to_string(m) + " could not read a block of stripe " + std::to_string(stripe) +
+                (untrusted ? " and its parity is not yet resynced" : " and the group has no other copy of it") +
+                ": that I/O failed, the member stays; " +
+                (g.has_parity() ? "writing the stripe's bytes whole makes it readable (a write of the block alone "
+                                  "fails where it must rebuild what a failed member held there)"
+                                : "writing the block makes it readable");
+    emit(e);
   };
   vol->set_events(ev);
   wire_path_loss();

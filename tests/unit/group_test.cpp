@@ -866,6 +866,8 @@ static void expect_rebuild_stopped_at(GroupRig& rig, Group& g, const GroupEvent&
   EXPECT_EQ(bad.member, int(member));
   const std::string said = "stripe " + std::to_string(s) + " and the group has no other copy";
   EXPECT_NE(bad.message.find(said), std::string::npos) << bad.message;
+  EXPECT_EQ(bad.data_offset, s * v.geometry().stripe_data_bytes()) << "the stripe's bytes, for the daemon to name";
+  EXPECT_EQ(bad.data_bytes, v.geometry().stripe_data_bytes());
   ASSERT_EQ(0, rig.io(v, IoRequest::Read, off + 4096, 4096, got.data()));
   EXPECT_EQ(0, memcmp(got.data(), img.buf.data() + off + 4096, 4096));
   EXPECT_FALSE(v.failed());

@@ -224,6 +224,13 @@ expect_rc 0 gp vd read vdm --verify-pattern 11 --offset 0 --length 16M
 check "dgm state with its last copy's bad block" degraded "$(gp --json dg show dgm | json 'd["state"]')"
 check "pdm state" online "$(gp --json pd show pdm | json 'd["state"]')"
 has_events read_uncorrectable
+# It names the virtual drive's bytes of the block's stripe: within the read that failed.
+gp events --json | python3 -c '
+import json, re, sys
+e = [e for e in map(json.loads, filter(str.strip, sys.stdin)) if e["kind"] == "read_uncorrectable"][-1]
+m = re.search(r"on virtual drives: vdm bytes (\d+)-(\d+)", e["message"])
+sys.exit(0 if m and 16 << 20 <= int(m.group(1)) <= int(m.group(2)) < 20 << 20 else "no bytes of vdm in the failed read: " + e["message"])' ||
+  fail "read_uncorrectable does not name vdm's bytes"
 
 step "medium errors under RAID 5: read around from the parity, a write's pre-read, the resync after a SIGKILL"
 # The same bad sector as a RAID 5's middle member, strip 64 KiB: its strip
