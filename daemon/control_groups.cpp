@@ -448,8 +448,9 @@ grpc::Status ControlPlane::replace_member(const v1::ReplaceMemberRequest& q, v1:
 // held across a restart, and a rebuild that begins meanwhile starts held);
 // resume|start release it; start also begins a rebuild onto a spare (the
 // group's, else the pool's) when a member is failed and none runs, or goes
-// on with one that stopped (Group::restart_rebuild). A rebuild already running is what start asks for: no error (the housekeeper
-// starts one by itself when a spare comes, maybe just before start).
+// on with one that stopped (Group::restart_rebuild). A rebuild already
+// running is what start asks for: no error (the housekeeper starts one by
+// itself when a spare comes, maybe just before start).
 grpc::Status ControlPlane::rebuild_task(GroupRec& gr, v1::TaskAction act) {
   DriveGroup& dg = *gr.g;
   const std::string& name = gr.r.name();
