@@ -216,9 +216,9 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   std::string drive;
   if (it != groups_.end() && pe.ev.member >= 0 && size_t(pe.ev.member) < size_t(it->second.r.members_size()))
     drive = it->second.r.members(pe.ev.member);
-  std::string msg = pe.ev.message, vd;
-  if (pe.ev.data_bytes) msg += volumes_over(pe.group, pe.ev.data_offset, pe.ev.data_bytes, &vd);
-  publish(group_event_to_api(pe.ev.kind), msg, pe.group, vd, drive, pe.ev.member);
+  std::string where, vd;  // the VDs' bytes the event names (for its message and the group's note)
+  if (pe.ev.data_bytes) where = volumes_over(pe.group, pe.ev.data_offset, pe.ev.data_bytes, &vd);
+  publish(group_event_to_api(pe.ev.kind), pe.ev.message + where, pe.group, vd, drive, pe.ev.member);
   if (it == groups_.end() || !it->second.g) return;
   GroupRec& gr = it->second;
   bool progress = pe.ev.kind == GroupEvent::RebuildProgress || pe.ev.kind == GroupEvent::ScrubProgress;
@@ -231,10 +231,9 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   // rebuilding with nothing running: `gpuraid status` and `dg show` say why
   // and what goes on with it, until it starts again.
   if (pe.ev.kind == GroupEvent::RebuildFinished && pe.ev.data_bytes) {
-    std::string vd;
     gr.note = "the rebuild of member " + std::to_string(pe.ev.member) + " stopped at a block it cannot rebuild" +
-              volumes_over(pe.group, pe.ev.data_offset, pe.ev.data_bytes, &vd) +
-              ": write those bytes whole, then gpuraid dg rebuild " + pe.group + " start (its rebuild_finished event says how)";
+              where + ": write those bytes whole, then gpuraid dg rebuild " + pe.group +
+              " start (its rebuild_finished event says how)";
   } else if (pe.ev.kind == GroupEvent::RebuildStarted && gr.note.rfind("the rebuild of member ", 0) == 0) {
     gr.note.clear();
   }
