@@ -29,6 +29,15 @@ mkdir -p Testing  # a fresh build dir has none before the first ctest run
 # from the start: under one ctest their RUN_SERIAL made every other test
 # wait for them, and half the machine idle. GPURAID_VM_BESIDE=0: one ctest.
 # ctest's own per-label figures of a ctest output file (seconds x processes, the lanes overlap).
+# The CPU seconds (user + system) of this shell's finished children. Not in
+# a pipe or $(...): times would run in a subshell, which has none.
+cpu_seconds() {
+  local f
+  f=$(mktemp)
+  times >"$f"
+  tail -1 "$f" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+  rm -f "$f"
+}
 label_summary() { sed -n '/^Label Time Summary:/,/^$/p' "$1" | sed 's/^/  /'; }
 vm_pid=""
 picked=0  # tests picked or left out by name (-R, -E): one ctest, as asked
@@ -38,7 +47,10 @@ if [[ ${GPURAID_VM_BESIDE:-1} == 1 && $picked == 0 ]] && ctest -N "$@" -R '^vm_'
     t=$SECONDS
     vrc=0
     ctest --output-on-failure -j1 "$@" -R '^vm_' >Testing/vm-output.txt 2>&1 || vrc=$?
-    echo "VM lanes (beside the others)          $((SECONDS - t)) s" >Testing/vm-times.txt
+    # With the CPU time they took (qemu, nbdkit: user + system), the share of
+    # the 2 cores they left to what runs beside them.
+    cpu_seconds >Testing/vm-cpu.txt
+    echo "VM lanes (beside the others)          $((SECONDS - t)) s, $(cat Testing/vm-cpu.txt) CPU-s" >Testing/vm-times.txt
     label_summary Testing/vm-output.txt >>Testing/vm-times.txt
     exit $vrc
   ) &

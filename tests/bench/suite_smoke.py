@@ -38,7 +38,7 @@ def check(cond, what):
 def run_suite(target, bench, out):
     runs, extra, _ = SETTINGS[target]
     cmd = [sys.executable, SUITE, "--target", target, "--quick", "--geometries", "5:3+1", "--drive-size", "8M",
-           "--runtime", "0.5", "--warmup", "0.1", "--runs", str(runs), "--charts", "system",
+           "--runtime", "0.25", "--warmup", "0.05", "--runs", str(runs), "--charts", "system",
            "--bench", bench, "--out", out, *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     print(p.stdout[-3000:], p.stderr[-3000:])

@@ -3,14 +3,14 @@
 # the emulated NVMe drives, checked with real tools. Usage:
 #   guest-ublk.sh BINDIR [STEP...]     (default: every step but the long ones, in order)
 # Steps: params conformance passthru daemon_fs daemon_degraded_crash daemon_draid fio_kill daemon_fail daemon_cycles
-# Long steps (ctest vm_ublk_long_lane, label long: scripts/long-lanes.sh): md_compare cycles
+# Long steps (ctest vm_ublk_long_lane, label long: scripts/long-lanes.sh): passthru daemon_draid md_compare cycles
 # (daemon_*: gpuraidd + the gpuraid CLI, in steps-daemon.sh; the others
 # drive gpuraid-export-harness, which serves one volume with no daemon)
 # Figures go to $VMLANE_RESULTS (a file) when set; timings are TCG.
 set -uo pipefail
 BIN=$1
 shift
-STEPS=${*:-params conformance passthru daemon_fs daemon_degraded_crash daemon_draid fio_kill daemon_fail daemon_cycles}
+STEPS=${*:-params conformance daemon_fs daemon_degraded_crash fio_kill daemon_fail daemon_cycles}
 H=$BIN/gpuraid-export-harness
 W=${VMLANE_WORK:-/run/lane}   # lane.sh puts it in the run dir: kept with VMLANE_KEEP=1
 mkdir -p $W /mnt/vd
