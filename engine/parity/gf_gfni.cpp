@@ -29,7 +29,7 @@ namespace {
 // per step); B vectors of 64 bytes a step for independent chains. mask
 // limits the last, partial vector.
 template <uint32_t R, uint32_t B>
-GPURAID_GFNI_TARGET [[gnu::always_inline]] inline void dot_step(uint32_t i, uint32_t k, const uint64_t* mat,
+GPURAID_GFNI_TARGET __attribute__((always_inline)) inline void dot_step(uint32_t i, uint32_t k, const uint64_t* mat,
                                                                 const uint8_t* const* src, uint8_t* const* dst,
                                                                 __mmask64 mask) {
   __m512i acc[R][B];

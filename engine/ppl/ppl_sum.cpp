@@ -172,8 +172,14 @@ __attribute__((target("avx512f"))) static inline void sum4(__m512i w0, __m512i w
   b = _mm512_add_epi64(b, a);
 }
 
+// Once per sum. (Not finish_lanes: a 512-bit vector argument to a function
+// not built for AVX-512 changes its ABI, which clang refuses. Unaligned
+// stores: see finish_lanes.)
 __attribute__((target("avx512f"))) static inline uint32_t finish512(__m512i a, __m512i b, size_t len) {
-  return finish_lanes(Lanes(a), Lanes(b), len);
+  uint64_t la[8], lb[8];
+  _mm512_storeu_si512(la, a);
+  _mm512_storeu_si512(lb, b);
+  return finish(la, lb, len);
 }
 
 // Four 64-byte blocks a step, in named registers (GCC keeps __m512i
