@@ -159,6 +159,7 @@ void ControlPlane::worker() {
       pending_.pop_front();
       g.unlock();
       handle_group_event(pe);
+      zero_queued_free_space();
       g.lock();
     }
     if (std::chrono::steady_clock::now() - last_sample_time_ >= std::chrono::seconds(1)) {
@@ -218,7 +219,11 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
     drive = it->second.r.members(pe.ev.member);
   std::string where, vd;  // the VDs' bytes the event names (for its message and the group's note)
   if (pe.ev.data_bytes) where = volumes_over(pe.group, pe.ev.data_offset, pe.ev.data_bytes, &vd);
-  publish(group_event_to_api(pe.ev.kind), pe.ev.message + where, pe.group, vd, drive, pe.ev.member);
+  // A rebuild stopped at bytes no VD holds: the daemon zeros them (below).
+  const bool stopped = pe.ev.kind == GroupEvent::RebuildFinished && pe.ev.data_bytes;
+  std::string zeroing;
+  if (stopped && it != groups_.end() && it->second.g) zeroing = plan_free_space_zeroing(it->second, pe.ev);
+  publish(group_event_to_api(pe.ev.kind), pe.ev.message + where + zeroing, pe.group, vd, drive, pe.ev.member);
   if (it == groups_.end() || !it->second.g) return;
   GroupRec& gr = it->second;
   bool progress = pe.ev.kind == GroupEvent::RebuildProgress || pe.ev.kind == GroupEvent::ScrubProgress;
@@ -230,10 +235,14 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   // A rebuild stopped at a block nothing rebuilds leaves its member
   // rebuilding with nothing running: `gpuraid status` and `dg show` say why
   // and what goes on with it, until it starts again.
-  if (pe.ev.kind == GroupEvent::RebuildFinished && pe.ev.data_bytes) {
+  if (stopped) {
     gr.note = "the rebuild of member " + std::to_string(pe.ev.member) + " stopped at a block it cannot rebuild" +
-              where + ": write those bytes whole, then gpuraid dg rebuild " + pe.group +
-              " start (its rebuild_finished event says how)";
+              where + zeroing;
+    // What only the operator can write: the VDs' bytes.
+    if (where.rfind("; on virtual drives", 0) == 0)
+      gr.note += std::string(zeroing.empty() ? ": write those bytes" : ": write the virtual drives' bytes") +
+                 " whole, then gpuraid dg rebuild " + pe.group +
+                 " start (its rebuild_finished event says how)";
   } else if (pe.ev.kind == GroupEvent::RebuildStarted && gr.note.rfind("the rebuild of member ", 0) == 0) {
     gr.note.clear();
   }
@@ -243,6 +252,7 @@ void ControlPlane::handle_group_event(const PendingEvent& pe) {
   // replace) gets the volume table once it is a member: every way in ends
   // with a rebuild, full or of the regions it missed.
   if (pe.ev.kind == GroupEvent::RebuildFinished) {
+    if (!stopped) gr.zeroed.clear();  // rebuilt whole: a later stop may be zeroed again
     write_volume_table(gr);
     take_pool_spare_for_failed(gr);  // a member that failed during the rebuild waited for it
   }

@@ -123,6 +123,13 @@ class ControlPlane {
     // moves a member from and onto. The registry lists the new one as a
     // dedicated spare meanwhile (a restart during the copy leaves it one).
     std::string hot_old_pd, hot_new_pd;
+    // Free space a stopped rebuild named (control_free_space.cpp): being
+    // zeroed now ([start, end) of data bytes; vd create leaves it out), and
+    // zeroed since the group's last whole rebuild (not again: the block did
+    // not remap). Whether the zeros cover the whole stopped run (the
+    // rebuild then starts again by itself).
+    std::vector<std::pair<uint64_t, uint64_t>> zeroing, zeroed;
+    bool zeroing_whole_run = false;
   };
   struct VolRec {
     st::VolumeRecord r;
@@ -156,6 +163,17 @@ class ControlPlane {
   // with its own bytes there, for an event's message; *only: the one VD
   // when exactly one is (mu_ held).
   std::string volumes_over(const std::string& group, uint64_t off, uint64_t len, std::string* only) const;
+  // control_free_space.cpp: [off, off + len) of a group's data bytes less its
+  // VDs' (mu_ held).
+  std::vector<std::pair<uint64_t, uint64_t>> free_extents(const std::string& group, uint64_t off, uint64_t len) const;
+  // For a rebuild stopped at data bytes no VD holds (all or some of them):
+  // queues their zeroing for the worker and returns what the event says of
+  // it; "" where VDs hold all of them (mu_ held).
+  std::string plan_free_space_zeroing(GroupRec& gr, const GroupEvent& ev);
+  // The worker, without mu_: writes zeros over the group's queued free
+  // space, then starts the rebuild again where that was all of its run.
+  void zero_free_space(const std::string& group);
+  void zero_queued_free_space();  // the worker: each queued group's, in turn
   // control_replace.cpp: a working member copied onto a free drive, then
   // swapped in; and the PD records once that ended (either way).
   grpc::Status hot_replace(GroupRec& gr, uint32_t index, DriveRec& nd, bool force, v1::Group* out);
@@ -294,6 +312,7 @@ class ControlPlane {
   std::mutex wmu_;
   std::condition_variable wcv_;
   std::deque<PendingEvent> pending_;
+  std::vector<std::string> zero_queue_;  // groups with free space to zero (the worker's, under mu_)
   bool stopping_ = false;
   std::thread worker_;
 

@@ -97,6 +97,8 @@ grpc::Status ControlPlane::create_volume(const v1::CreateVolumeRequest& q, v1::V
   std::vector<std::pair<uint64_t, uint64_t>> used;
   for (auto& [vid, v] : volumes_)
     if (v.r.group() == q.group()) used.push_back({v.r.offset_bytes(), v.r.size_bytes()});
+  // Free space the daemon is writing zeros over (a stopped rebuild's) is not free yet.
+  for (auto& [a, b] : gr->zeroing) used.push_back({a, b - a});
   auto free = gaps(used, cap);
   uint64_t off = 0, size = 0;
   if (q.rest()) {
