@@ -105,14 +105,16 @@ void ControlPlane::zero_free_space(const std::string& group) {
   std::string why;
   int rc = 0;
   for (auto& [a, b] : ex)
-    for (uint64_t at = a; at < b && rc == 0; at += chunk) rc = host_.io(whole, IoRequest::Write, at, std::min(chunk, b - at), zeros, false, &why);
+    for (uint64_t at = a; at < b && rc == 0; at += chunk)
+      rc = host_.io(whole, IoRequest::Write, at, std::min(chunk, b - at), zeros, false, &why);
   free(zeros);
   std::lock_guard<std::mutex> g(mu_);
   auto it = groups_.find(group);
   if (it == groups_.end()) return;
   GroupRec& gr = it->second;
   gr.zeroing.clear();
-  const std::string where = "group " + group + ": the free space a stopped rebuild names (data bytes " + extents_text(ex) + ")";
+  const std::string where =
+      "group " + group + ": the free space a stopped rebuild names (data bytes " + extents_text(ex) + ")";
   if (rc != 0) {
     spdlog::error("{}: cannot write zeros over it: {}", where, why.empty() ? strerror(-rc) : why);
     gr.note = "the rebuild stopped at a block it cannot rebuild and the daemon could not write zeros over the free "

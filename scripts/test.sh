@@ -28,7 +28,6 @@ mkdir -p Testing  # a fresh build dir has none before the first ctest run
 # all, one at a time) run in a ctest of their own beside the other lanes,
 # from the start: under one ctest their RUN_SERIAL made every other test
 # wait for them, and half the machine idle. GPURAID_VM_BESIDE=0: one ctest.
-# ctest's own per-label figures of a ctest output file (seconds x processes, the lanes overlap).
 # The CPU seconds (user + system) of this shell's finished children. Not in
 # a pipe or $(...): times would run in a subshell, which has none.
 cpu_seconds() {
@@ -38,6 +37,7 @@ cpu_seconds() {
   tail -1 "$f" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
   rm -f "$f"
 }
+# ctest's own per-label figures of a ctest output file (seconds x processes, the lanes overlap).
 label_summary() { sed -n '/^Label Time Summary:/,/^$/p' "$1" | sed 's/^/  /'; }
 vm_pid=""
 picked=0  # tests picked or left out by name (-R, -E): one ctest, as asked
