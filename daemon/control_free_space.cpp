@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "daemon/control_plane.h"
+#include "daemon/free_gaps.h"
 #include "daemon/logging.h"
 #include "engine/block_target.h"
 #include "engine/units.h"
@@ -36,22 +37,10 @@ std::string extents_text(const std::vector<Extent>& ex) {
 
 std::vector<std::pair<uint64_t, uint64_t>> ControlPlane::free_extents(const std::string& group, uint64_t off,
                                                                       uint64_t len) const {
-  std::vector<Extent> out{{off, off + len}};
-  for (const auto& [id, v] : volumes_) {
-    if (v.r.group() != group) continue;
-    const uint64_t va = v.r.offset_bytes(), vb = va + v.r.size_bytes();
-    std::vector<Extent> next;
-    for (auto& [a, b] : out) {
-      if (vb <= a || b <= va) {
-        next.push_back({a, b});
-        continue;
-      }
-      if (a < va) next.push_back({a, va});
-      if (vb < b) next.push_back({vb, b});
-    }
-    out.swap(next);
-  }
-  return out;
+  std::vector<std::pair<uint64_t, uint64_t>> used;
+  for (const auto& [id, v] : volumes_)
+    if (v.r.group() == group) used.push_back({v.r.offset_bytes(), v.r.size_bytes()});
+  return free_gaps(used, off, off + len);
 }
 
 std::string ControlPlane::plan_free_space_zeroing(GroupRec& gr, const GroupEvent& ev) {

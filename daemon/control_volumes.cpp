@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "daemon/control_plane.h"
+#include "daemon/free_gaps.h"
 #include "daemon/logging.h"
 #include "daemon/nbd_security.h"
 #include "daemon/validate.h"
@@ -12,19 +13,6 @@ namespace gpuraid::daemon {
 
 namespace {
 constexpr uint64_t kMaxDebugIo = 4u << 20;
-
-// Free gaps [start, end) of a group's address space, given its VDs.
-std::vector<std::pair<uint64_t, uint64_t>> gaps(std::vector<std::pair<uint64_t, uint64_t>> used, uint64_t cap) {
-  std::sort(used.begin(), used.end());
-  std::vector<std::pair<uint64_t, uint64_t>> out;
-  uint64_t at = 0;
-  for (auto& [off, len] : used) {
-    if (off > at) out.push_back({at, off});
-    at = std::max(at, off + len);
-  }
-  if (cap > at) out.push_back({at, cap});
-  return out;
-}
 
 grpc::Status check_listen(const std::string& l) {
   if (l.size() > 512) return invalid("the listen address is too long");
@@ -99,7 +87,7 @@ grpc::Status ControlPlane::create_volume(const v1::CreateVolumeRequest& q, v1::V
     if (v.r.group() == q.group()) used.push_back({v.r.offset_bytes(), v.r.size_bytes()});
   // Free space the daemon is writing zeros over (a stopped rebuild's) is not free yet.
   for (auto& [a, b] : gr->zeroing) used.push_back({a, b - a});
-  auto free = gaps(used, cap);
+  auto free = free_gaps(used, 0, cap);
   uint64_t off = 0, size = 0;
   if (q.rest()) {
     for (auto& [a, b] : free)
